@@ -1,0 +1,171 @@
+// Package cli owns the wavecd-localcluster command line: start, stop and
+// status of a local control plane in a directory. Commands copy flags into
+// the cluster package's options and print what comes back.
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wavecd/wavecd/localcluster/internal/cluster"
+)
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(out io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "wavecd-localcluster",
+		Short: "Run a local Kubernetes control plane with simulated nodes",
+		Long: `wavecd-localcluster runs a real Kubernetes control plane on this machine:
+etcd, kube-apiserver, kube-controller-manager and kube-scheduler, with KWOK
+simulating nodes and pod lifecycles. Everything listens on 127.0.0.1 only.
+
+  wavecd-localcluster start --dir /tmp/c1 --nodes 2 --detach
+  kubectl --kubeconfig /tmp/c1/kubeconfig get nodes
+  wavecd-localcluster stop --dir /tmp/c1`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(out)
+	root.AddCommand(newStartCommand(out), newStopCommand(out), newStatusCommand(out))
+	return root
+}
+
+type startFlags struct {
+	dir     string
+	nodes   cluster.NodeSpec
+	detach  bool
+	timeout time.Duration
+}
+
+func newStartCommand(out io.Writer) *cobra.Command {
+	f := startFlags{}
+	cmd := &cobra.Command{
+		Use:   "start --dir DIR",
+		Short: "Start a cluster (reusing the etcd data of an earlier run in DIR)",
+		Long: `Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and KWOK,
+create the simulated nodes, and write DIR/kubeconfig (admin, RBAC on).
+
+Without --detach the cluster runs in the foreground until Ctrl-C. With
+--detach the command returns once the cluster is usable and the cluster keeps
+running in the background until "wavecd-localcluster stop --dir DIR".
+
+Pods can slow their own lifecycle with KWOK's annotations, for example
+pod-ready.stage.kwok.x-k8s.io/delay: "10s".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dir == "" {
+				return fmt.Errorf("--dir is required")
+			}
+			if err := f.nodes.Validate(); err != nil {
+				return err
+			}
+			if f.detach {
+				return startDetached(cmd, out, f)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return cluster.Run(ctx, cluster.Options{Dir: f.dir, Nodes: f.nodes, Progress: out})
+		},
+	}
+	cmd.Flags().StringVar(&f.dir, "dir", "", "directory holding the cluster's data, PKI, logs and kubeconfig (required)")
+	cmd.Flags().IntVar(&f.nodes.Count, "nodes", 1, "number of simulated nodes")
+	cmd.Flags().StringVar(&f.nodes.CPU, "node-cpu", "8", "CPU capacity of each node")
+	cmd.Flags().StringVar(&f.nodes.Memory, "node-memory", "32Gi", "memory capacity of each node")
+	cmd.Flags().StringVar(&f.nodes.Pods, "node-pods", "110", "pod capacity of each node")
+	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background and return once the cluster is usable")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "with --detach, how long to wait for the cluster to be usable")
+	return cmd
+}
+
+func startDetached(cmd *cobra.Command, out io.Writer, f startFlags) error {
+	args := []string{"start", "--dir", f.dir, "--nodes", fmt.Sprint(f.nodes.Count),
+		"--node-cpu", f.nodes.CPU, "--node-memory", f.nodes.Memory, "--node-pods", f.nodes.Pods}
+	st, err := cluster.StartDetached(cmd.Context(), f.dir, args, f.timeout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster ready in %s (pid %d)\nserver:     %s\nkubeconfig: %s\n",
+		st.ReadyAfter, st.SupervisorPID, cluster.Server(st.Ports.APIServer), cluster.Layout{Dir: f.dir}.Kubeconfig())
+	return nil
+}
+
+func newStopCommand(out io.Writer) *cobra.Command {
+	var dir string
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "stop --dir DIR",
+		Short: "Stop the cluster in DIR; its data stays for the next start",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required")
+			}
+			was, err := cluster.Stop(cmd.Context(), dir, grace)
+			if err != nil {
+				return err
+			}
+			if was {
+				fmt.Fprintln(out, "cluster stopped")
+			} else {
+				fmt.Fprintln(out, "cluster was not running")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the cluster's directory (required)")
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "how long to wait for a clean shutdown before killing")
+	return cmd
+}
+
+func newStatusCommand(out io.Writer) *cobra.Command {
+	var dir, output string
+	cmd := &cobra.Command{
+		Use:   "status --dir DIR",
+		Short: "Show whether the cluster in DIR runs, its server and its nodes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required")
+			}
+			if output != "text" && output != "json" {
+				return fmt.Errorf("unknown output format %q: use text or json", output)
+			}
+			st, err := cluster.GetStatus(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(out, st)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the cluster's directory (required)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func printStatus(out io.Writer, st cluster.Status) {
+	switch {
+	case !st.Running:
+		fmt.Fprintf(out, "stopped (%s)\n", st.Dir)
+	case !st.Ready:
+		fmt.Fprintf(out, "starting (pid %d, %s)\n", st.PID, st.Dir)
+	default:
+		fmt.Fprintf(out, "running (pid %d, up %s)\nserver:     %s\nkubeconfig: %s\nnodes:      %d/%d Ready\n",
+			st.PID, st.Uptime, st.Server, st.Kubeconfig, st.NodesReady, st.NodesTotal)
+	}
+	if st.Error != "" {
+		fmt.Fprintf(out, "last error: %s\n", st.Error)
+	}
+}

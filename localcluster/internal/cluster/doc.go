@@ -1,0 +1,14 @@
+// Package cluster owns the lifecycle of one local Kubernetes control plane in
+// a directory: an embedded etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and KWOK, each Kubernetes component a child process of the
+// supervisor (the same binary re-executed), plus the simulated nodes.
+//
+// The directory holds everything that survives a restart: etcd data, the
+// PKI (CA, serving certificate, service-account key, admin token), the
+// ports last used, and the admin kubeconfig. A supervisor writes state.json
+// when the cluster is usable; stop and status read it. Children are started
+// with a parent-death signal, so a killed supervisor leaves nothing behind.
+//
+// It does not own what runs on the cluster: workloads, GitOps and tests are
+// the callers' business.
+package cluster

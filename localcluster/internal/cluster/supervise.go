@@ -1,0 +1,225 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wavecd/wavecd/localcluster/internal/stages"
+)
+
+// Options configure a cluster start.
+type Options struct {
+	Dir   string
+	Nodes NodeSpec
+	// Progress receives one line per start step; nil discards them.
+	Progress io.Writer
+}
+
+// supervisor runs the control plane in the foreground.
+type supervisor struct {
+	opts     Options
+	layout   Layout
+	pki      PKI
+	state    State
+	spawner  *spawner
+	etcd     *embed.Etcd
+	children []*child
+	exited   chan *child
+	start    time.Time
+}
+
+// Run starts the cluster and blocks until ctx ends or a component dies,
+// then stops everything it started.
+func Run(ctx context.Context, opts Options) (err error) {
+	s, err := newSupervisor(opts)
+	if err != nil {
+		return err
+	}
+	defer s.shutdown()
+	if err := s.boot(ctx); err != nil {
+		s.state.Error = err.Error()
+		_ = writeState(s.layout, s.state)
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		s.logf("stopping")
+		return nil
+	case c := <-s.exited:
+		return fmt.Errorf("%s exited (%v); see %s", c.name, c.err, s.layout.Log(c.name))
+	}
+}
+
+func newSupervisor(opts Options) (*supervisor, error) {
+	if err := opts.Nodes.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve --dir: %w", err)
+	}
+	opts.Dir = dir
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	l := Layout{Dir: dir}
+	if err := os.MkdirAll(filepath.Dir(l.Log("x")), 0o700); err != nil {
+		return nil, fmt.Errorf("create cluster directory: %w", err)
+	}
+	prev, err := ReadState(l)
+	if err != nil {
+		return nil, err
+	}
+	if processAlive(prev.SupervisorPID, dir) {
+		return nil, fmt.Errorf("a cluster is already running in %s (pid %d)", dir, prev.SupervisorPID)
+	}
+	ports, err := pickPorts(prev.Ports)
+	if err != nil {
+		return nil, err
+	}
+	return &supervisor{
+		opts: opts, layout: l, spawner: newSpawner(), exited: make(chan *child, 8), start: time.Now(),
+		state: State{SupervisorPID: os.Getpid(), Ports: ports, Children: map[string]int{}, StartedAt: time.Now()},
+	}, nil
+}
+
+func (s *supervisor) logf(format string, args ...any) {
+	fmt.Fprintf(s.opts.Progress, "[%5.1fs] %s\n", time.Since(s.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (s *supervisor) boot(ctx context.Context) error {
+	if err := writeState(s.layout, s.state); err != nil {
+		return err
+	}
+	if err := s.prepareFiles(); err != nil {
+		return err
+	}
+	var err error
+	if s.etcd, err = startEtcd(ctx, s.layout, s.state.Ports); err != nil {
+		return err
+	}
+	s.logf("etcd ready on 127.0.0.1:%d", s.state.Ports.EtcdClient)
+	if err := s.spawn("kube-apiserver", apiServerArgs(s.layout, s.state.Ports)); err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(restConfig(s.pki, s.state.Ports.APIServer))
+	if err != nil {
+		return fmt.Errorf("build client: %w", err)
+	}
+	if err := s.waitFor(ctx, "kube-apiserver ready", 90*time.Second, apiServerReady(client)); err != nil {
+		return err
+	}
+	for name, args := range map[string][]string{
+		"kube-controller-manager": controllerManagerArgs(s.layout),
+		"kube-scheduler":          schedulerArgs(s.layout),
+		"kwok":                    kwokArgs(s.layout),
+	} {
+		if err := s.spawn(name, args); err != nil {
+			return err
+		}
+	}
+	if err := ensureNodes(ctx, client, s.opts.Nodes); err != nil {
+		return err
+	}
+	if err := s.waitFor(ctx, fmt.Sprintf("%d nodes Ready", s.opts.Nodes.Count), 90*time.Second,
+		nodesReady(client, s.opts.Nodes.Count)); err != nil {
+		return err
+	}
+	if err := s.waitFor(ctx, "controllers running", 60*time.Second, defaultServiceAccount(client)); err != nil {
+		return err
+	}
+	s.state.Ready = true
+	s.state.ReadyAfter = time.Since(s.start).Round(10 * time.Millisecond).String()
+	s.logf("cluster ready; kubeconfig: %s", s.layout.Kubeconfig())
+	return writeState(s.layout, s.state)
+}
+
+func (s *supervisor) prepareFiles() error {
+	pki, err := ensurePKI(s.layout)
+	if err != nil {
+		return err
+	}
+	s.pki = pki
+	cfg, err := stages.Config()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(s.layout.KWOKConfig(), []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("write kwok config: %w", err)
+	}
+	return writeKubeconfig(s.layout, s.pki, s.state.Ports.APIServer)
+}
+
+func (s *supervisor) spawn(name string, args []string) error {
+	c, err := s.spawner.start(name, s.layout.Log(name), args)
+	if err != nil {
+		return err
+	}
+	s.children = append(s.children, c)
+	s.state.Children[name] = c.cmd.Process.Pid
+	go func() {
+		<-c.done
+		s.exited <- c
+	}()
+	s.logf("%s started (pid %d)", name, c.cmd.Process.Pid)
+	return writeState(s.layout, s.state)
+}
+
+// waitFor polls cond until it holds, a component dies, or the timeout passes.
+func (s *supervisor) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for {
+		ok, err := cond(ctx)
+		if ok {
+			s.logf("%s", what)
+			return nil
+		}
+		lastErr = err
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case c := <-s.exited:
+			return fmt.Errorf("%s exited while waiting for %s (%v); see %s", c.name, what, c.err, s.layout.Log(c.name))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// shutdown stops the components in reverse dependency order, then etcd,
+// and records that the cluster is down (keeping its ports for next time).
+func (s *supervisor) shutdown() {
+	var wg sync.WaitGroup
+	var apiserver *child
+	for _, c := range s.children {
+		if c.name == "kube-apiserver" {
+			apiserver = c
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); c.stop(10 * time.Second) }()
+	}
+	wg.Wait()
+	if apiserver != nil {
+		apiserver.stop(15 * time.Second)
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+	down := State{Ports: s.state.Ports, Error: s.state.Error}
+	if err := writeState(s.layout, down); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.logf("record stop: %v", err)
+	}
+}
