@@ -1,0 +1,19 @@
+// Package testenv owns the local control plane that tests of the main module
+// run against: one real cluster (etcd, kube-apiserver, controller-manager,
+// scheduler, KWOK) per test package, started from TestMain, and a namespace
+// per test.
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		env := testenv.Get(t)
+//		ns := env.Namespace(t)
+//		...
+//	}
+//
+// It builds bin/wavecd-localcluster when it is missing or stale (the Go
+// build cache makes an up-to-date build cheap) and fails loudly when the
+// cluster cannot start: tests against the API server are never skipped.
+// The cluster runs as a child of the test process with a parent-death
+// signal, so a test binary killed by a timeout takes the cluster with it.
+package testenv

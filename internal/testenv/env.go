@@ -1,0 +1,149 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Env is a running local cluster and clients for it.
+type Env struct {
+	Dir        string
+	Kubeconfig string
+	Config     *rest.Config
+	Client     kubernetes.Interface
+	Dynamic    dynamic.Interface
+}
+
+var current *Env
+
+// Main starts a local cluster, runs the package's tests, stops the cluster
+// and returns the exit code for os.Exit. A cluster that cannot start fails
+// the whole package with the reason.
+func Main(m *testing.M) int {
+	env, stop, err := start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
+		return 1
+	}
+	current = env
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+func start(ctx context.Context) (*Env, func() error, error) {
+	bin := os.Getenv("WAVECD_LOCALCLUSTER")
+	if bin == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return nil, nil, err
+		}
+		if bin, err = BuildLocalCluster(ctx, root); err != nil {
+			return nil, nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "wavecd-testenv-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create cluster directory: %w", err)
+	}
+	p, err := startCluster(ctx, startOptions{Binary: bin, Dir: dir, Nodes: 2, Timeout: 3 * time.Minute})
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := func() error {
+		err := p.stop()
+		if err == nil {
+			_ = os.RemoveAll(dir)
+		}
+		return err
+	}
+	env, err := newEnv(dir)
+	if err != nil {
+		_ = stop()
+		return nil, nil, err
+	}
+	return env, stop, nil
+}
+
+func newEnv(dir string) (*Env, error) {
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	return &Env{Dir: dir, Kubeconfig: kubeconfig, Config: cfg, Client: client, Dynamic: dyn}, nil
+}
+
+// Get returns the package's cluster; a package whose TestMain did not call
+// Main fails here.
+func Get(t testing.TB) *Env {
+	t.Helper()
+	if current == nil {
+		t.Fatal("testenv: no local cluster; call os.Exit(testenv.Main(m)) from TestMain")
+	}
+	return current
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// Namespace creates a namespace for this test, waits until pods can be
+// created in it (its default ServiceAccount exists) and deletes it when the
+// test ends.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	base := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 50 {
+		base = base[:50]
+	}
+	name := strings.Trim(base, "-") + "-" + hex.EncodeToString(suffix)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"wavecd.io/test": "true"}}}
+	if _, err := e.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = e.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := e.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return name
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %s: default ServiceAccount not created within 30s: %v", name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
