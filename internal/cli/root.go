@@ -49,5 +49,6 @@ waves on real child health.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.AddCommand(newVersionCommand(s))
+	root.AddCommand(newHealthCommand(s))
 	return root
 }

@@ -1,0 +1,26 @@
+// Package health owns health assessment: deciding, for one Kubernetes object,
+// whether it is Healthy, Progressing, Degraded, Suspended, Missing or Unknown,
+// and folding the health of an application's objects into one status.
+//
+// An [Assessor] applies Argo CD's order of checks to an object:
+//
+//  1. an object being deleted is Progressing ("Pending deletion");
+//  2. a Lua override from argocd-cm (resource.customizations.health.<group>_<Kind>,
+//     then wildcard keys of the legacy resource.customizations block);
+//  3. a Lua script from a customizations library directory laid out like Argo
+//     CD's resource_customizations (<group>/<Kind>/health.lua, "_" as wildcard);
+//  4. a built-in Go check, looked up by group and kind in one map;
+//  5. the generic condition check for custom resources, when enabled;
+//  6. otherwise the object has no health and does not count.
+//
+// Lua scripts are compiled once and run with fresh globals, a safe set of
+// libraries (unless useOpenLibs: then on a new interpreter with all of them)
+// and a one second limit.
+// [Assessor.Aggregate] computes an application's health as the worst health of
+// its objects, leaving out hooks, objects annotated
+// argocd.argoproj.io/ignore-healthcheck: "true" and child Applications that are
+// Missing or Unknown.
+//
+// The package does not read the cluster or the argocd-cm ConfigMap itself: callers
+// hand it objects and the ConfigMap's data map.
+package health

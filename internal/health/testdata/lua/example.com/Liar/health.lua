@@ -1,0 +1,2 @@
+-- A status outside the six health codes.
+return { status = "Great", message = "all good" }

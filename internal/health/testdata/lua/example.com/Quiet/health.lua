@@ -1,0 +1,2 @@
+-- Forgets to return a table.
+local hs = { status = "Healthy" }
