@@ -1,0 +1,179 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ApplicationSetKind is the kind of an ApplicationSet.
+const ApplicationSetKind = "ApplicationSet"
+
+// ApplicationSet generates Applications from a template and generators.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=applicationsets,shortName=appset;appsets,categories=argocd
+// +kubebuilder:subresource:status
+type ApplicationSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ApplicationSetSpec   `json:"spec"`
+	Status            ApplicationSetStatus `json:"status,omitempty"`
+}
+
+// ApplicationSetList is a list of ApplicationSets.
+// +kubebuilder:object:root=true
+type ApplicationSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []ApplicationSet `json:"items"`
+}
+
+// ApplicationSetSpec is the set's generators, template and policies.
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSetSpec struct {
+	GoTemplate                   bool                                      `json:"goTemplate,omitempty"`
+	GoTemplateOptions            []string                                  `json:"goTemplateOptions,omitempty"`
+	Generators                   []ApplicationSetGenerator                 `json:"generators"`
+	Template                     ApplicationSetTemplate                    `json:"template"`
+	SyncPolicy                   *ApplicationSetSyncPolicy                 `json:"syncPolicy,omitempty"`
+	Strategy                     *ApplicationSetStrategy                   `json:"strategy,omitempty"`
+	IgnoreApplicationDifferences []ApplicationSetResourceIgnoreDifferences `json:"ignoreApplicationDifferences,omitempty"`
+	TemplatePatch                *string                                   `json:"templatePatch,omitempty"`
+}
+
+// ApplicationSetTemplate is the Application every element produces.
+type ApplicationSetTemplate struct {
+	ApplicationSetTemplateMeta `json:"metadata"`
+	Spec                       ApplicationSpec `json:"spec"`
+}
+
+// ApplicationSetTemplateMeta is the generated app's metadata.
+type ApplicationSetTemplateMeta struct {
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Finalizers  []string          `json:"finalizers,omitempty"`
+}
+
+// ApplicationSetGenerator is one generator; exactly one field is set.
+// Generators wavecd does not implement are kept as raw JSON.
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSetGenerator struct {
+	List     *ListGenerator        `json:"list,omitempty"`
+	Clusters *ClusterGenerator     `json:"clusters,omitempty"`
+	Git      *GitGenerator         `json:"git,omitempty"`
+	Matrix   *NestedGenerators     `json:"matrix,omitempty"`
+	Merge    *NestedGenerators     `json:"merge,omitempty"`
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// ListGenerator yields its literal elements.
+type ListGenerator struct {
+	Elements     []apiextensionsv1.JSON  `json:"elements,omitempty"`
+	Template     *ApplicationSetTemplate `json:"template,omitempty"`
+	ElementsYaml string                  `json:"elementsYaml,omitempty"`
+}
+
+// ClusterGenerator yields one element per matching cluster Secret.
+type ClusterGenerator struct {
+	Selector metav1.LabelSelector    `json:"selector,omitempty"`
+	Template *ApplicationSetTemplate `json:"template,omitempty"`
+	Values   map[string]string       `json:"values,omitempty"`
+}
+
+// GitGenerator yields directories or parsed files of a Git repository.
+type GitGenerator struct {
+	RepoURL             string                      `json:"repoURL"`
+	Directories         []GitDirectoryGeneratorItem `json:"directories,omitempty"`
+	Files               []GitFileGeneratorItem      `json:"files,omitempty"`
+	Revision            string                      `json:"revision"`
+	RequeueAfterSeconds *int64                      `json:"requeueAfterSeconds,omitempty"`
+	Template            *ApplicationSetTemplate     `json:"template,omitempty"`
+	PathParamPrefix     string                      `json:"pathParamPrefix,omitempty"`
+	Values              map[string]string           `json:"values,omitempty"`
+}
+
+// GitDirectoryGeneratorItem is a path glob, optionally excluding.
+type GitDirectoryGeneratorItem struct {
+	Path    string `json:"path"`
+	Exclude bool   `json:"exclude,omitempty"`
+}
+
+// GitFileGeneratorItem is a file glob.
+type GitFileGeneratorItem struct {
+	Path    string `json:"path"`
+	Exclude bool   `json:"exclude,omitempty"`
+}
+
+// NestedGenerators combines child generators (matrix or merge).
+type NestedGenerators struct {
+	Generators []apiextensionsv1.JSON  `json:"generators"`
+	MergeKeys  []string                `json:"mergeKeys,omitempty"`
+	Template   *ApplicationSetTemplate `json:"template,omitempty"`
+}
+
+// ApplicationSetSyncPolicy limits what the set does to its apps.
+type ApplicationSetSyncPolicy struct {
+	PreserveResourcesOnDeletion bool    `json:"preserveResourcesOnDeletion,omitempty"`
+	ApplicationsSync            *string `json:"applicationsSync,omitempty"`
+}
+
+// ApplicationSetStrategy is AllAtOnce or RollingSync.
+type ApplicationSetStrategy struct {
+	Type        string                         `json:"type,omitempty"`
+	RollingSync *ApplicationSetRolloutStrategy `json:"rollingSync,omitempty"`
+}
+
+// ApplicationSetRolloutStrategy is a list of RollingSync steps.
+type ApplicationSetRolloutStrategy struct {
+	Steps []ApplicationSetRolloutStep `json:"steps,omitempty"`
+}
+
+// ApplicationSetRolloutStep selects apps by label and caps parallel updates.
+type ApplicationSetRolloutStep struct {
+	MatchExpressions []ApplicationMatchExpression `json:"matchExpressions,omitempty"`
+	MaxUpdate        *intstr.IntOrString          `json:"maxUpdate,omitempty"`
+}
+
+// ApplicationMatchExpression is a label requirement.
+type ApplicationMatchExpression struct {
+	Key      string   `json:"key,omitempty"`
+	Operator string   `json:"operator,omitempty"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// ApplicationSetResourceIgnoreDifferences keeps app fields the set must
+// not overwrite.
+type ApplicationSetResourceIgnoreDifferences struct {
+	Name              string   `json:"name,omitempty"`
+	JSONPointers      []string `json:"jsonPointers,omitempty"`
+	JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
+}
+
+// ApplicationSetStatus reports conditions and per-app progress.
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSetStatus struct {
+	Conditions        []ApplicationSetCondition         `json:"conditions,omitempty"`
+	ApplicationStatus []ApplicationSetApplicationStatus `json:"applicationStatus,omitempty"`
+	Resources         []ResourceStatus                  `json:"resources,omitempty"`
+}
+
+// ApplicationSetCondition is a problem or state of the set.
+type ApplicationSetCondition struct {
+	Type               string       `json:"type"`
+	Message            string       `json:"message"`
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	Status             string       `json:"status"`
+	Reason             string       `json:"reason"`
+}
+
+// ApplicationSetApplicationStatus is one generated app's rollout state.
+type ApplicationSetApplicationStatus struct {
+	Application        string       `json:"application"`
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	Message            string       `json:"message"`
+	Status             string       `json:"status"`
+	Step               string       `json:"step"`
+	TargetRevisions    []string     `json:"targetRevisions,omitempty"`
+}

@@ -1,0 +1,72 @@
+package v1alpha1
+
+import "strings"
+
+// SyncPolicy controls when and how an app syncs.
+type SyncPolicy struct {
+	Automated                *SyncPolicyAutomated      `json:"automated,omitempty"`
+	SyncOptions              SyncOptions               `json:"syncOptions,omitempty"`
+	Retry                    *RetryStrategy            `json:"retry,omitempty"`
+	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
+}
+
+// SyncPolicyAutomated turns on automated sync.
+type SyncPolicyAutomated struct {
+	Prune      bool `json:"prune,omitempty"`
+	SelfHeal   bool `json:"selfHeal,omitempty"`
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+	// Enabled false turns automated sync off while keeping its settings.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// IsAutomated reports whether automated sync is on.
+func (p *SyncPolicy) IsAutomated() bool {
+	return p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled)
+}
+
+// SyncOptions are `Key=Value` options such as `ServerSideApply=true`.
+type SyncOptions []string
+
+// HasOption reports whether the exact option `Key=Value` is set.
+func (o SyncOptions) HasOption(option string) bool {
+	for _, x := range o {
+		if strings.TrimSpace(x) == option {
+			return true
+		}
+	}
+	return false
+}
+
+// RetryStrategy controls retries of a failed sync.
+type RetryStrategy struct {
+	// Limit is the number of retries; -1 is unlimited.
+	Limit   int64    `json:"limit,omitempty"`
+	Backoff *Backoff `json:"backoff,omitempty"`
+	// Refresh re-reads Git before each retry.
+	Refresh bool `json:"refresh,omitempty"`
+}
+
+// Backoff is the retry backoff: Duration, times Factor after each try,
+// capped at MaxDuration. Durations are Go duration strings or seconds.
+type Backoff struct {
+	Duration    string `json:"duration,omitempty"`
+	Factor      *int64 `json:"factor,omitempty"`
+	MaxDuration string `json:"maxDuration,omitempty"`
+}
+
+// ManagedNamespaceMetadata is set on a namespace created by CreateNamespace.
+type ManagedNamespaceMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ResourceIgnoreDifferences masks fields out of the diff.
+type ResourceIgnoreDifferences struct {
+	Group                 string   `json:"group,omitempty"`
+	Kind                  string   `json:"kind"`
+	Name                  string   `json:"name,omitempty"`
+	Namespace             string   `json:"namespace,omitempty"`
+	JSONPointers          []string `json:"jsonPointers,omitempty"`
+	JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
+	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+}

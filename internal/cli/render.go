@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+const renderLong = `Render an Application's manifests the way Argo CD would, without a cluster.
+
+With -f, read an Application manifest and render its source (or sources).
+Repository URLs are fetched into the cache folder, or read from a mirror:
+--mirror https://github.com/org/repo=./repo maps a URL to a local folder or
+Git repository, so apps that name remote repositories render offline.
+
+Without -f, render the folder --repo at --path as it is on disk (or, with
+--revision, the commit that revision names). --helm-set and --values add
+Helm parameters and value files (value files are paths in the repository,
+relative to --path, as in spec.source.helm.valueFiles).
+
+Objects print sorted by group, kind, namespace and name.`
+
+const renderExample = `  # render an app-of-apps root whose repository is mirrored locally
+  wavecd render -f root-app.yaml --mirror https://github.com/acme/seed=./seed
+
+  # render a chart in a local folder with a parameter
+  wavecd render --repo . --path charts/app-a --helm-set replicaCount=2 -o json`
+
+// renderAction renders an Application (from a file or from flags).
+type renderAction struct {
+	out, errOut interface{ Write([]byte) (int, error) }
+
+	File        string
+	Mirrors     []string
+	Output      string
+	CacheDir    string
+	Repo        string
+	Path        string
+	Revision    string
+	Name        string
+	Namespace   string
+	HelmSets    []string
+	ValueFiles  []string
+	KubeVersion string
+	APIVersions []string
+}
+
+func newRenderCommand(s Streams) *cobra.Command {
+	a := &renderAction{out: s.Out, errOut: s.Err}
+	cmd := &cobra.Command{
+		Use:     "render (-f APP.yaml | --repo DIR --path PATH)",
+		Short:   "Render an Application's manifests locally",
+		Long:    renderLong,
+		Example: renderExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&a.File, "filename", "f", "", "Application manifest to render (- for standard input)")
+	f.StringArrayVar(&a.Mirrors, "mirror", nil, "serve repository URL from a local folder or Git repository: URL=PATH (repeatable)")
+	f.StringVarP(&a.Output, "output", "o", "yaml", "output format: yaml or json")
+	f.StringVar(&a.CacheDir, "cache-dir", "", "folder for fetched repositories (default: the user cache folder)")
+	f.StringVar(&a.Repo, "repo", "", "render this local folder instead of an Application file")
+	f.StringVar(&a.Path, "path", "", "path of the source inside --repo")
+	f.StringVar(&a.Revision, "revision", "", "with --repo: render this Git revision instead of the folder on disk")
+	f.StringVar(&a.Name, "name", "", "with --repo: application name, the default Helm release name (default: last element of --path)")
+	f.StringVarP(&a.Namespace, "namespace", "n", "", "with --repo: destination namespace")
+	f.StringArrayVar(&a.HelmSets, "helm-set", nil, "with --repo: Helm parameter NAME=VALUE (repeatable)")
+	f.StringArrayVar(&a.ValueFiles, "values", nil, "with --repo: Helm value file in the repository, relative to --path (repeatable)")
+	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
+	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
+	return cmd
+}
+
+// Run renders and prints.
+func (a *renderAction) Run(ctx context.Context) error {
+	if err := validateOutput(a.Output, "yaml", "json"); err != nil {
+		return err
+	}
+	if (a.File == "") == (a.Repo == "") {
+		return fmt.Errorf("give either -f APP.yaml or --repo DIR")
+	}
+	mirrors, err := parseMirrorFlags(a.Mirrors)
+	if err != nil {
+		return err
+	}
+	cacheDir, err := a.cacheDir()
+	if err != nil {
+		return err
+	}
+	engine := render.NewEngine(render.EngineOptions{
+		Repos:  source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
+		Charts: source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
+	})
+	caps := render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}
+	var res *render.Result
+	if a.File != "" {
+		res, err = a.renderFile(ctx, engine, caps)
+	} else {
+		res, err = a.renderRepo(ctx, engine, caps)
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.errOut, "warning: %s\n", w)
+	}
+	return printObjects(a.out, a.Output, res.Objects)
+}
+
+func (a *renderAction) cacheDir() (string, error) {
+	if a.CacheDir != "" {
+		return a.CacheDir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find a cache folder (set --cache-dir): %w", err)
+	}
+	return filepath.Join(dir, "wavecd"), nil
+}
+
+func parseMirrorFlags(flags []string) (source.Mirrors, error) {
+	m := source.Mirrors{}
+	for _, f := range flags {
+		u, p, err := source.ParseMirror(f)
+		if err != nil {
+			return nil, fmt.Errorf("flag --mirror: %w", err)
+		}
+		m.Add(u, p)
+	}
+	return m, nil
+}
+
+func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, caps render.Capabilities) (*render.Result, error) {
+	app, err := loadApplication(a.File)
+	if err != nil {
+		return nil, err
+	}
+	res, err := engine.RenderApp(ctx, app.Application, caps)
+	if err != nil {
+		return nil, app.locate(err)
+	}
+	return res, nil
+}
+
+// renderRepo renders --repo/--path: the folder as it is, or a revision.
+func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, caps render.Capabilities) (*render.Result, error) {
+	src, err := a.source()
+	if err != nil {
+		return nil, err
+	}
+	name := a.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(filepath.Join(a.Repo, a.Path)))
+	}
+	if a.Revision != "" {
+		app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Source: src}}
+		app.Name, app.Spec.Destination.Namespace = name, a.Namespace
+		return engine.RenderApp(ctx, app, caps)
+	}
+	tree, err := source.ReadDir(ctx, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(ctx, &render.Request{AppName: name, Namespace: a.Namespace, Source: *src, Tree: tree, Capabilities: caps})
+}
+
+func (a *renderAction) source() (*v1alpha1.ApplicationSource, error) {
+	src := &v1alpha1.ApplicationSource{RepoURL: a.Repo, Path: a.Path, TargetRevision: a.Revision}
+	if len(a.HelmSets) == 0 && len(a.ValueFiles) == 0 {
+		return src, nil
+	}
+	src.Helm = &v1alpha1.ApplicationSourceHelm{ValueFiles: a.ValueFiles}
+	for _, s := range a.HelmSets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("flag --helm-set %q: want NAME=VALUE", s)
+		}
+		src.Helm.Parameters = append(src.Helm.Parameters, v1alpha1.HelmParameter{Name: k, Value: v})
+	}
+	return src, nil
+}

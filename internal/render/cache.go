@@ -1,0 +1,125 @@
+package render
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Cache is a bounded in-memory LRU of render results keyed by commit SHA,
+// a hash of the source spec and the destination capabilities. A result is
+// deep-copied when stored; a hit shares the stored objects (see Result), so
+// it costs microseconds.
+type Cache struct {
+	mu    sync.Mutex
+	max   int
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+type cacheEntry struct {
+	key string
+	res *Result
+}
+
+// NewCache returns a cache holding at most max results.
+func NewCache(max int) *Cache {
+	return &Cache{max: max, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+// Get returns the result stored under key. Its slices are fresh, its
+// objects shared and read-only.
+func (c *Cache) Get(key string) (*Result, bool) {
+	c.mu.Lock()
+	el, ok := c.items[key]
+	if ok {
+		c.ll.MoveToFront(el)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	r := el.Value.(*cacheEntry).res
+	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions)}, true
+}
+
+// Put stores a copy of res under key, evicting the least recently used
+// entry when full.
+func (c *Cache) Put(key string, res *Result) {
+	stored := res.DeepCopy()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		el.Value.(*cacheEntry).res = stored
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, res: stored})
+	for c.ll.Len() > c.max {
+		last := c.ll.Back()
+		c.ll.Remove(last)
+		delete(c.items, last.Value.(*cacheEntry).key)
+	}
+}
+
+// Len is the number of cached results.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+// DeepCopy returns a copy of r whose objects the caller may modify.
+func (r *Result) DeepCopy() *Result {
+	out := &Result{
+		Objects:   make([]*unstructured.Unstructured, len(r.Objects)),
+		Warnings:  slices.Clone(r.Warnings),
+		Revisions: slices.Clone(r.Revisions),
+	}
+	for i, o := range r.Objects {
+		out.Objects[i] = o.DeepCopy()
+	}
+	return out
+}
+
+// cacheKey hashes everything a render depends on. A source is cacheable
+// only when every tree it reads is a commit (not a local folder) and, for a
+// Helm repository chart, when its version is exact.
+func cacheKey(req *Request) (string, bool) {
+	k := struct {
+		Revision string
+		Refs     map[string]string
+		App      string
+		NS       string
+		Source   any
+		Caps     Capabilities
+	}{App: req.AppName, NS: req.Namespace, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}}
+	if req.Source.IsHelmRepo() {
+		if _, err := semver.StrictNewVersion(req.Source.TargetRevision); err != nil {
+			return "", false
+		}
+	} else {
+		if req.Tree == nil || req.Tree.Revision() == "" {
+			return "", false
+		}
+		k.Revision = req.Tree.Revision()
+	}
+	for name, t := range req.Refs {
+		if t.Revision() == "" {
+			return "", false
+		}
+		k.Refs[name] = t.Revision()
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), true
+}

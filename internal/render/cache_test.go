@@ -1,0 +1,161 @@
+package render
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// bigChartRepo commits a chart with n templates to a new Git repository.
+func bigChartRepo(tb testing.TB, n int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	files := map[string]string{
+		"big/Chart.yaml":  "apiVersion: v2\nname: big\nversion: 1.0.0\n",
+		"big/values.yaml": "replicas: 2\nimage: nginx:1.27\n",
+	}
+	for i := range n {
+		files[fmt.Sprintf("big/templates/t%02d.yaml", i)] = fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-%02d
+  labels: {app: {{ .Release.Name }}, index: "%d"}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app: {{ .Release.Name }}-%02d}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}-%02d}}
+    spec:
+      containers:
+        - name: c
+          image: {{ .Values.image | quote }}
+          env:
+            {{- range $k, $v := .Values }}
+            - {name: {{ $k | upper }}, value: {{ $v | toString | quote }}}
+            {{- end }}
+`, i, i, i, i)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "chart"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tb.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func bigChartApp(repo string) *v1alpha1.Application {
+	app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+		Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "big", TargetRevision: "main"},
+		Destination: v1alpha1.ApplicationDestination{Namespace: "bench"},
+	}}
+	app.Name = "bench"
+	return app
+}
+
+func TestRenderCache(t *testing.T) {
+	repo := bigChartRepo(t, 3)
+	engine := NewEngine(EngineOptions{Repos: source.NewRepos(source.ReposOptions{})})
+	caps := Capabilities{KubeVersion: testKubeVersion}
+	first, err := engine.RenderApp(t.Context(), bigChartApp(repo), caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := first.DeepCopy()
+	mine.Objects[0].SetName("changed by the caller")
+	second, err := engine.RenderApp(t.Context(), bigChartApp(repo), caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := second.Objects[0].GetName(); got != "bench-00" {
+		t.Errorf("a change to a deep copy leaked into the cache: name = %q", got)
+	}
+	if engine.cache.Len() != 1 {
+		t.Errorf("cache entries = %d, want 1", engine.cache.Len())
+	}
+	other := Capabilities{KubeVersion: "v1.30.0"}
+	if _, err := engine.RenderApp(t.Context(), bigChartApp(repo), other); err != nil {
+		t.Fatal(err)
+	}
+	if engine.cache.Len() != 2 {
+		t.Errorf("other capabilities did not get their own entry: %d entries", engine.cache.Len())
+	}
+	if diff := cmp.Diff([]string{second.Revisions[0]}, first.Revisions); diff != "" {
+		t.Errorf("revisions (-want +got):\n%s", diff)
+	}
+}
+
+func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := NewCache(2)
+	c.Put("a", &Result{Warnings: []string{"a"}})
+	c.Put("b", &Result{Warnings: []string{"b"}})
+	c.Get("a")
+	c.Put("c", &Result{Warnings: []string{"c"}})
+	_, hasA := c.Get("a")
+	_, hasB := c.Get("b")
+	_, hasC := c.Get("c")
+	if diff := cmp.Diff([]bool{true, false, true}, []bool{hasA, hasB, hasC}); diff != "" {
+		t.Errorf("present a, b, c (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkRender50Templates renders an app whose chart has 50 templates:
+// cold (no render cache; repository tree already read) and warm (cache hit).
+func BenchmarkRender50Templates(b *testing.B) {
+	repo := bigChartRepo(b, 50)
+	repos := source.NewRepos(source.ReposOptions{})
+	caps := Capabilities{KubeVersion: testKubeVersion}
+	app := bigChartApp(repo)
+	b.Run("cold", func(b *testing.B) {
+		engine := NewEngine(EngineOptions{Repos: repos, CacheSize: -1})
+		for b.Loop() {
+			if _, err := engine.RenderApp(b.Context(), app, caps); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		engine := NewEngine(EngineOptions{Repos: repos})
+		if _, err := engine.RenderApp(b.Context(), app, caps); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := engine.RenderApp(b.Context(), app, caps); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm-source-only", func(b *testing.B) {
+		engine := NewEngine(EngineOptions{Repos: repos})
+		tree, err := repos.Checkout(b.Context(), repo, "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := &Request{AppName: "bench", Namespace: "bench", Source: *app.Spec.Source, Tree: tree, Capabilities: caps}
+		if _, err := engine.Render(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := engine.Render(b.Context(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

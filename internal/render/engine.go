@@ -1,0 +1,115 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	// Repos resolves and reads Git repositories. Required.
+	Repos *source.Repos
+	// Charts fetches charts from Helm repositories; nil disables them.
+	Charts *source.Charts
+	// CacheSize bounds the render cache in entries (default 512; a negative
+	// value disables the cache).
+	CacheSize int
+}
+
+// Engine renders Applications: it checks out every source, picks the
+// renderer for each, and caches results by commit SHA, source spec and
+// destination capabilities. It is safe for concurrent use.
+type Engine struct {
+	repos     *source.Repos
+	renderers map[SourceType]Renderer
+	cache     *Cache
+}
+
+// NewEngine returns an Engine.
+func NewEngine(opts EngineOptions) *Engine {
+	size := opts.CacheSize
+	if size == 0 {
+		size = 512
+	}
+	e := &Engine{
+		repos: opts.Repos,
+		renderers: map[SourceType]Renderer{
+			TypeDirectory: Directory{},
+			TypeHelm:      &Helm{Charts: opts.Charts},
+			TypeKustomize: Kustomize{},
+		},
+	}
+	if size > 0 {
+		e.cache = NewCache(size)
+	}
+	return e
+}
+
+// RenderApp renders every source of app for a destination with caps.
+// Objects of several sources are concatenated in spec order.
+func (e *Engine) RenderApp(ctx context.Context, app *v1alpha1.Application, caps Capabilities) (*Result, error) {
+	sources := app.Spec.GetSources()
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("application %s: spec.source or spec.sources is required", app.Name)
+	}
+	checked, err := e.checkoutSources(ctx, app.Spec.HasMultipleSources(), sources)
+	if err != nil {
+		return nil, fmt.Errorf("application %s: %w", app.Name, err)
+	}
+	out := &Result{}
+	for i, src := range sources {
+		if isRefOnly(&src) {
+			out.Revisions = append(out.Revisions, checked.revision(i))
+			continue
+		}
+		req := &Request{
+			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src,
+			Tree: checked.trees[i], Refs: checked.refs, Capabilities: caps,
+		}
+		res, err := e.Render(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("application %s: %s: %w", app.Name, sourceField(app.Spec.HasMultipleSources(), i), err)
+		}
+		out.Objects = append(out.Objects, res.Objects...)
+		out.Warnings = append(out.Warnings, res.Warnings...)
+		out.Revisions = append(out.Revisions, firstNonEmpty(checked.revision(i), firstRevision(res)))
+	}
+	return out, nil
+}
+
+func firstRevision(r *Result) string {
+	if len(r.Revisions) > 0 {
+		return r.Revisions[0]
+	}
+	return ""
+}
+
+// Render renders one source, through the cache when every tree it reads
+// is a Git commit.
+func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
+	key, cacheable := cacheKey(req)
+	if cacheable && e.cache != nil {
+		if res, ok := e.cache.Get(key); ok {
+			return res, nil
+		}
+	}
+	typ, err := DetectType(&req.Source, req.Tree)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := e.renderers[typ].Render(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	slog.DebugContext(ctx, "rendered source", "app", req.AppName, "type", typ, "objects", len(res.Objects), "took", time.Since(start))
+	if cacheable && e.cache != nil {
+		e.cache.Put(key, res)
+	}
+	return res, nil
+}

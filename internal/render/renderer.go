@@ -1,0 +1,145 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// Renderer renders one source into objects.
+type Renderer interface {
+	Render(ctx context.Context, req *Request) (*Result, error)
+}
+
+// Capabilities describe the destination cluster, as Helm's
+// .Capabilities sees it. Zero values mean "unknown": Helm's defaults apply.
+type Capabilities struct {
+	// KubeVersion is the cluster version, e.g. "v1.31.2".
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIVersions lists group/version and group/version/Kind entries the
+	// cluster serves.
+	APIVersions []string `json:"apiVersions,omitempty"`
+}
+
+// Request is one source to render.
+type Request struct {
+	// AppName is the Application's name (Helm's default release name).
+	AppName string
+	// Namespace is the destination namespace.
+	Namespace string
+	// Source is the source to render.
+	Source v1alpha1.ApplicationSource
+	// Tree is the repository of a Git source; nil for a Helm repository chart.
+	Tree *source.Tree
+	// Refs are the trees of sources with a ref, for $ref/path value files.
+	Refs map[string]*source.Tree
+	// Capabilities of the destination cluster.
+	Capabilities Capabilities
+}
+
+// Result is what a render produced. Objects of a result that came from the
+// render cache are shared with it: treat them as read-only and DeepCopy the
+// result (or an object) before changing anything.
+type Result struct {
+	// Objects in the order the tool produced them.
+	Objects []*unstructured.Unstructured
+	// Warnings are things skipped on purpose, e.g. files that are not
+	// Kubernetes manifests in a Directory source.
+	Warnings []string
+	// Revisions are the resolved revisions (commit SHA or chart version) of
+	// every source, in spec order.
+	Revisions []string
+}
+
+// SourceType is how a source is rendered.
+type SourceType string
+
+// Source types, named as Argo CD names them.
+const (
+	TypeDirectory SourceType = "Directory"
+	TypeHelm      SourceType = "Helm"
+	TypeKustomize SourceType = "Kustomize"
+)
+
+// kustomizationFiles are the names kustomize looks for, in its order.
+var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// DetectType returns how src is rendered: the type its options name (only
+// one may be set), Helm for a chart from a Helm repository, else what the
+// folder holds (a kustomization wins over Chart.yaml), else Directory.
+func DetectType(src *v1alpha1.ApplicationSource, tree *source.Tree) (SourceType, error) {
+	var explicit []SourceType
+	if src.Helm != nil {
+		explicit = append(explicit, TypeHelm)
+	}
+	if src.Kustomize != nil {
+		explicit = append(explicit, TypeKustomize)
+	}
+	if src.Directory != nil {
+		explicit = append(explicit, TypeDirectory)
+	}
+	switch {
+	case len(explicit) > 1:
+		return "", fmt.Errorf("multiple application sources defined: %v", explicit)
+	case src.IsHelmRepo():
+		return TypeHelm, nil
+	case len(explicit) == 1:
+		return explicit[0], nil
+	case tree == nil:
+		return "", fmt.Errorf("source %s has no chart and no repository tree", src.RepoURL)
+	}
+	dir, err := appPath(tree, src.Path)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range kustomizationFiles {
+		if isFile(tree, joinSlash(dir, name)) {
+			return TypeKustomize, nil
+		}
+	}
+	if isFile(tree, joinSlash(dir, "Chart.yaml")) {
+		return TypeHelm, nil
+	}
+	return TypeDirectory, nil
+}
+
+// appPath resolves a source's path inside its repository: it must stay in
+// the repository and be a directory.
+func appPath(tree *source.Tree, p string) (string, error) {
+	joined, err := source.Join(".", p, source.JoinOptions{})
+	if err != nil {
+		return "", fmt.Errorf("field path: %w", err)
+	}
+	resolved, err := tree.Resolve(joined)
+	if err != nil {
+		return "", fmt.Errorf("field path: %w", err)
+	}
+	info, err := tree.Stat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("field path: %w", err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("field path: %q is not a directory", p)
+	}
+	return resolved, nil
+}
+
+func isFile(tree *source.Tree, p string) bool {
+	info, err := tree.Stat(p)
+	return err == nil && !info.IsDir()
+}
+
+func joinSlash(dir, name string) string {
+	if name == "" {
+		return dir
+	}
+	if dir == "." || dir == "" {
+		return name
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + name
+}

@@ -1,0 +1,365 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"golang.org/x/sync/singleflight"
+)
+
+// fetchRefSpecs mirror every branch and tag of the remote.
+var fetchRefSpecs = []config.RefSpec{
+	"+refs/heads/*:refs/remotes/origin/*",
+	"+refs/tags/*:refs/tags/*",
+}
+
+// gitRepo is one repository: a bare clone in the cache for a remote URL, or
+// a local Git repository read in place.
+type gitRepo struct {
+	loc  location
+	dir  string          // bare clone (remote only)
+	auth *RepoCredential // remote only; may be nil
+
+	mu   sync.Mutex // go-git repositories are not safe for concurrent use
+	repo *git.Repository
+}
+
+// remoteRefs is what one ls-remote told: ref name to commit, peeled.
+type remoteRefs map[string]plumbing.Hash
+
+func (g *gitRepo) resolve(ctx context.Context, rev string, flight *singleflight.Group) (string, error) {
+	if g.loc.kind == locLocalGit {
+		return g.resolveLocal(rev)
+	}
+	if isFullSHA(rev) && g.hasCommit(rev) {
+		return strings.ToLower(rev), nil
+	}
+	v, err, _ := flight.Do(g.loc.key, func() (any, error) { return g.update(ctx) })
+	if err != nil {
+		return "", err
+	}
+	if h, ok := matchRef(v.(remoteRefs), rev); ok {
+		return h.String(), nil
+	}
+	if isHex(rev) {
+		return g.findCommit(rev)
+	}
+	return "", fmt.Errorf("no branch, tag or commit named %q", rev)
+}
+
+// update lists the remote's refs and fetches when any of them is missing
+// locally, so an unchanged remote costs one round trip.
+func (g *gitRepo) update(ctx context.Context) (remoteRefs, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	repo, err := g.openRemoteLocked()
+	if err != nil {
+		return nil, err
+	}
+	auth, err := g.auth.gitAuth()
+	if err != nil {
+		return nil, err
+	}
+	remote, err := repo.Remote("origin")
+	if err != nil {
+		return nil, err
+	}
+	list, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled, InsecureSkipTLS: g.auth.insecure()})
+	if err != nil {
+		return nil, g.redact(fmt.Errorf("list refs: %w", err))
+	}
+	refs := peel(list)
+	if !g.haveAll(repo, refs) {
+		err := repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: fetchRefSpecs, Auth: auth, Force: true, Tags: git.NoTags, InsecureSkipTLS: g.auth.insecure()})
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+			return nil, g.redact(fmt.Errorf("fetch: %w", err))
+		}
+	}
+	return refs, nil
+}
+
+func (g *gitRepo) haveAll(repo *git.Repository, refs remoteRefs) bool {
+	for _, h := range refs {
+		if repo.Storer.HasEncodedObject(h) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// peel turns an ls-remote listing into ref -> commit: annotated tags are
+// replaced by the commit they point to, HEAD by its target.
+func peel(list []*plumbing.Reference) remoteRefs {
+	refs := remoteRefs{}
+	symbolic := map[string]string{}
+	for _, ref := range list {
+		name := ref.Name().String()
+		if ref.Type() == plumbing.SymbolicReference {
+			symbolic[name] = ref.Target().String()
+			continue
+		}
+		refs[name] = ref.Hash()
+	}
+	for name, h := range refs {
+		if base, ok := strings.CutSuffix(name, "^{}"); ok {
+			refs[base] = h
+			delete(refs, name)
+		}
+	}
+	for name, target := range symbolic {
+		if h, ok := refs[target]; ok {
+			refs[name] = h
+		}
+	}
+	return refs
+}
+
+// matchRef finds rev among refs the way git does for a fetch: HEAD, a full
+// ref name, a branch, then a tag.
+func matchRef(refs remoteRefs, rev string) (plumbing.Hash, bool) {
+	if rev == "" || rev == "HEAD" {
+		h, ok := refs["HEAD"]
+		return h, ok
+	}
+	for _, name := range []string{rev, "refs/heads/" + rev, "refs/tags/" + rev, "refs/remotes/origin/" + rev} {
+		if h, ok := refs[name]; ok {
+			return h, true
+		}
+	}
+	return plumbing.ZeroHash, false
+}
+
+func (g *gitRepo) openRemoteLocked() (*git.Repository, error) {
+	if g.repo != nil {
+		return g.repo, nil
+	}
+	repo, err := git.PlainOpen(g.dir)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		if err := os.MkdirAll(g.dir, 0o755); err != nil {
+			return nil, err
+		}
+		repo, err = git.PlainInit(g.dir, true)
+		if err == nil {
+			_, err = repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{g.loc.url}})
+		}
+	}
+	if err != nil {
+		return nil, g.redact(fmt.Errorf("open cache %s: %w", g.dir, err))
+	}
+	g.repo = repo
+	return repo, nil
+}
+
+// openLocked returns the repository to read objects from. A local repository
+// is reopened each time so that new commits and refs are seen.
+func (g *gitRepo) openLocked() (*git.Repository, error) {
+	if g.loc.kind == locRemote {
+		return g.openRemoteLocked()
+	}
+	repo, err := git.PlainOpenWithOptions(g.loc.path, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", g.loc.display, err)
+	}
+	g.repo = repo
+	return repo, nil
+}
+
+func (g *gitRepo) resolveLocal(rev string) (string, error) {
+	g.mu.Lock()
+	repo, err := g.openLocked()
+	g.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	refs, err := localRefs(repo)
+	if err != nil {
+		return "", err
+	}
+	if h, ok := matchRef(refs, rev); ok {
+		return h.String(), nil
+	}
+	if isHex(rev) {
+		return g.findCommit(rev)
+	}
+	return "", fmt.Errorf("no branch, tag or commit named %q", rev)
+}
+
+// localRefs lists the refs of a local repository, peeled to commits.
+func localRefs(repo *git.Repository) (remoteRefs, error) {
+	refs := remoteRefs{}
+	iter, err := repo.References()
+	if err != nil {
+		return nil, err
+	}
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		resolved, err := repo.Reference(ref.Name(), true)
+		if err != nil {
+			return nil // a dangling symbolic ref names nothing
+		}
+		h := resolved.Hash()
+		if tag, err := repo.TagObject(h); err == nil {
+			if c, err := tag.Commit(); err == nil {
+				h = c.Hash
+			}
+		}
+		refs[ref.Name().String()] = h
+		return nil
+	})
+	return refs, err
+}
+
+func (g *gitRepo) hasCommit(sha string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	repo, err := g.openLocked()
+	if err != nil {
+		return false
+	}
+	_, err = repo.CommitObject(plumbing.NewHash(sha))
+	return err == nil
+}
+
+// findCommit finds the one commit whose SHA starts with prefix.
+func (g *gitRepo) findCommit(prefix string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	repo, err := g.openLocked()
+	if err != nil {
+		return "", err
+	}
+	iter, err := repo.CommitObjects()
+	if err != nil {
+		return "", err
+	}
+	prefix = strings.ToLower(prefix)
+	var found []string
+	_ = iter.ForEach(func(c *object.Commit) error {
+		if strings.HasPrefix(c.Hash.String(), prefix) {
+			found = append(found, c.Hash.String())
+		}
+		return nil
+	})
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no branch, tag or commit named %q", prefix)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("short SHA %q is ambiguous: %d commits match", prefix, len(found))
+}
+
+// tree indexes the files of commit sha. Contents are read on demand.
+func (g *gitRepo) tree(ctx context.Context, sha string) (*Tree, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	repo, err := g.openLocked()
+	if err != nil {
+		return nil, err
+	}
+	commit, err := repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return nil, err
+	}
+	root, err := commit.Tree()
+	if err != nil {
+		return nil, err
+	}
+	files, err := indexTree(ctx, repo, root)
+	if err != nil {
+		return nil, err
+	}
+	read := func(e *entry) ([]byte, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return readBlob(repo, plumbing.NewHash(e.key))
+	}
+	return newTree(sha, files, read), nil
+}
+
+func indexTree(ctx context.Context, repo *git.Repository, root *object.Tree) (map[string]*entry, error) {
+	files := map[string]*entry{}
+	walker := object.NewTreeWalker(root, true, nil)
+	defer walker.Close()
+	for {
+		name, te, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch te.Mode {
+		case filemode.Dir:
+			files[name] = &entry{kind: kindDir}
+		case filemode.Symlink:
+			target, err := readBlob(repo, te.Hash)
+			if err != nil {
+				return nil, err
+			}
+			files[name] = &entry{kind: kindSymlink, target: string(target)}
+		case filemode.Regular, filemode.Executable, filemode.Deprecated:
+			files[name] = &entry{kind: kindFile, key: te.Hash.String()}
+		}
+	}
+}
+
+func readBlob(repo *git.Repository, h plumbing.Hash) ([]byte, error) {
+	blob, err := repo.BlobObject(h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := blob.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// redact removes credentials that a transport error may quote.
+func (g *gitRepo) redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.ReplaceAll(err.Error(), g.loc.url, g.loc.display)
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
+		msg += " (check the repository credentials)"
+	}
+	return &redactedError{msg: g.auth.scrub(msg), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func isHex(s string) bool {
+	if len(s) < 4 || len(s) > 40 {
+		return false
+	}
+	for _, c := range strings.ToLower(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isFullSHA(s string) bool { return len(s) == 40 && isHex(s) }

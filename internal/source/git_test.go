@@ -1,0 +1,198 @@
+package source
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestResolveRevisions(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "", "")
+	url := srv.URL + "/repo.git"
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	tests := map[string]struct {
+		rev     string
+		want    string
+		wantErr string
+	}{
+		"empty is HEAD":    {rev: "", want: repo.second},
+		"HEAD":             {rev: "HEAD", want: repo.second},
+		"branch":           {rev: "dev", want: repo.dev},
+		"full branch ref":  {rev: "refs/heads/main", want: repo.second},
+		"annotated tag":    {rev: "v1.0.0", want: repo.annotated},
+		"lightweight tag":  {rev: "light", want: repo.second},
+		"full SHA":         {rev: repo.first, want: repo.first},
+		"short SHA":        {rev: repo.dev[:8], want: repo.dev},
+		"unknown revision": {rev: "nope", wantErr: `no branch, tag or commit named "nope"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := repos.Resolve(t.Context(), url, tc.rev)
+			if expectError(t, err, tc.wantErr) {
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Resolve(%q) (-want +got):\n%s", tc.rev, diff)
+			}
+		})
+	}
+}
+
+func TestCheckoutReadsTheCommit(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "", "")
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	for rev, want := range map[string]string{"v1.0.0": "rev: first\n", "dev": "rev: dev\n", "main": "rev: second\n"} {
+		tree, err := repos.Checkout(t.Context(), srv.URL+"/repo.git", rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tree.ReadFile("app/cm.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("%s: app/cm.yaml = %q, want %q", rev, got, want)
+		}
+	}
+}
+
+func TestConcurrentRefreshesFetchOnce(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "", "")
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			sha, err := repos.Resolve(t.Context(), srv.URL+"/repo.git", "main")
+			if err == nil && sha != repo.second {
+				err = errors.New("wrong sha " + sha)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.fetches.Load(); got != 1 {
+		t.Errorf("fetches = %d, want 1", got)
+	}
+	// A refresh of an unchanged remote lists refs and fetches nothing.
+	if _, err := repos.Resolve(t.Context(), srv.URL+"/repo.git", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.fetches.Load(); got != 1 {
+		t.Errorf("fetches after an unchanged refresh = %d, want 1", got)
+	}
+}
+
+func TestNewCommitsAreSeenOnRefresh(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "", "")
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	url := srv.URL + "/repo.git"
+	if _, err := repos.Resolve(t.Context(), url, "main"); err != nil {
+		t.Fatal(err)
+	}
+	third := commitFiles(t, repo.work, "third", map[string]string{"app/cm.yaml": "rev: third\n"})
+	runGit(t, repo.work, "push", "-q", repo.bare, "main")
+	got, err := repos.Resolve(t.Context(), url, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != third {
+		t.Errorf("main = %s after a push, want %s", got, third)
+	}
+}
+
+func TestBasicAuth(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "robot", "s3cret-token")
+	url := srv.URL + "/repo.git"
+	tests := map[string]struct {
+		creds   Credentials
+		wantErr string
+	}{
+		"right password":    {creds: Credentials{{URL: url, Username: "robot", Password: "s3cret-token"}}},
+		"repo-creds prefix": {creds: Credentials{{URL: srv.URL, Username: "robot", Password: "s3cret-token", Prefix: true}}},
+		"no credentials":    {wantErr: "authentication required"},
+		"wrong password":    {creds: Credentials{{URL: url, Username: "robot", Password: "wrong-password"}}, wantErr: "authentication required"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			repos := NewRepos(ReposOptions{CacheDir: t.TempDir(), Credentials: tc.creds})
+			_, err := repos.Resolve(t.Context(), url, "main")
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), "wrong-password") {
+				t.Errorf("error shows the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestMirrorsAndLocalRepos(t *testing.T) {
+	repo := newTestRepo(t)
+	folder := t.TempDir()
+	writeFolder(t, folder, map[string]string{"app/cm.yaml": "rev: folder\n"})
+	mirrors := Mirrors{}
+	mirrors.Add("https://github.com/acme/seed.git", repo.work)
+	mirrors.Add("https://github.com/acme/plain", folder)
+	repos := NewRepos(ReposOptions{Mirrors: mirrors})
+	tests := map[string]struct {
+		url, rev, want, wantRev string
+	}{
+		"mirror to a git repo":      {url: "https://github.com/acme/seed", rev: "dev", want: "rev: dev\n", wantRev: repo.dev},
+		"mirror url with .git/":     {url: "https://GitHub.com/acme/seed.git/", rev: "v1.0.0", want: "rev: first\n", wantRev: repo.first},
+		"mirror to a plain folder":  {url: "https://github.com/acme/plain", rev: "main", want: "rev: folder\n"},
+		"file URL":                  {url: "file://" + repo.bare, rev: "HEAD", want: "rev: second\n", wantRev: repo.second},
+		"local path":                {url: repo.work, rev: "light", want: "rev: second\n", wantRev: repo.second},
+		"short SHA in a local repo": {url: repo.work, rev: repo.first[:7], want: "rev: first\n", wantRev: repo.first},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tree, err := repos.Checkout(t.Context(), tc.url, tc.rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tree.ReadFile("app/cm.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+			if tree.Revision() != tc.wantRev {
+				t.Errorf("revision = %q, want %q", tree.Revision(), tc.wantRev)
+			}
+		})
+	}
+}
+
+func TestUnreachableRepoIsAnError(t *testing.T) {
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	_, err := repos.Checkout(t.Context(), "http://user:hunter22@127.0.0.1:1/repo.git", "main")
+	if err == nil {
+		t.Fatal("no error for an unreachable repository")
+	}
+	if strings.Contains(err.Error(), "hunter22") {
+		t.Errorf("error shows the password: %v", err)
+	}
+}

@@ -1,0 +1,78 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v4/pkg/registry"
+)
+
+// fetchOCI pulls a chart from an OCI registry: repoURL is
+// oci://host/path and the chart is at host/path/name:version.
+func (c *Charts) fetchOCI(ctx context.Context, repoURL, name, constraint string) (*FetchedChart, error) {
+	ref := strings.TrimSuffix(strings.TrimPrefix(repoURL, "oci://"), "/") + "/" + name
+	client, err := c.registryClient(repoURL)
+	if err != nil {
+		return nil, err
+	}
+	version, err := ociVersion(client, ref, constraint)
+	if err != nil {
+		return nil, err
+	}
+	key := NormalizeURL(repoURL) + "|" + name + "|" + version
+	if data, ok := c.cachedArchive(key); ok {
+		return &FetchedChart{Version: version, Archive: data}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := client.Pull(ref+":"+version, registry.PullOptWithChart(true))
+	if err != nil {
+		return nil, fmt.Errorf("pull %s:%s: %w", ref, version, err)
+	}
+	c.storeArchive(key, res.Chart.Data)
+	return &FetchedChart{Version: version, Archive: res.Chart.Data}, nil
+}
+
+func (c *Charts) registryClient(repoURL string) (*registry.Client, error) {
+	opts := []registry.ClientOption{registry.ClientOptEnableCache(false), registry.ClientOptHTTPClient(c.opts.HTTPClient)}
+	if c.opts.PlainHTTPRegistries {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	if cred := c.opts.Credentials.For(repoURL); cred != nil && (cred.Username != "" || cred.Password != "") {
+		opts = append(opts, registry.ClientOptBasicAuth(cred.Username, cred.Password))
+	}
+	client, err := registry.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("registry client: %w", err)
+	}
+	return client, nil
+}
+
+// ociVersion picks the tag: an exact version as given, else the newest tag
+// matching the constraint.
+func ociVersion(client *registry.Client, ref, constraint string) (string, error) {
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(constraint, "v")); err == nil {
+		return constraint, nil
+	}
+	tags, err := client.Tags(ref)
+	if err != nil {
+		return "", fmt.Errorf("list tags of %s: %w", ref, err)
+	}
+	if constraint == "" {
+		constraint = "*"
+	}
+	cons, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return "", fmt.Errorf("bad version constraint %q: %w", constraint, err)
+	}
+	for _, t := range tags { // Tags returns newest first
+		v, err := semver.NewVersion(t)
+		if err == nil && cons.Check(v) {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("no tag of %s matches %q", ref, constraint)
+}
