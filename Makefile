@@ -9,10 +9,15 @@ SHARED ?= ../shared
 DEMO_DIR ?= .cache/demo
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help build test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
+.PHONY: help generate build test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+
+generate: ## regenerate deepcopy code and CRDs from api/v1alpha1
+	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 output:crd:dir=./api/v1alpha1/crds
 
 build: bin/wavecd bin/wavecd-localcluster ## build bin/wavecd and bin/wavecd-localcluster
 

@@ -39,6 +39,7 @@ type ApplicationStatus struct {
 }
 
 // ResourceStatus is one managed object as the app status lists it.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ResourceStatus struct {
 	Group                        string         `json:"group,omitempty"`
 	Version                      string         `json:"version,omitempty"`
@@ -54,6 +55,7 @@ type ResourceStatus struct {
 }
 
 // HealthStatus is an object's health.
+// +kubebuilder:pruning:PreserveUnknownFields
 type HealthStatus struct {
 	Status  HealthStatusCode `json:"status,omitempty"`
 	Message string           `json:"message,omitempty"`
@@ -62,6 +64,7 @@ type HealthStatus struct {
 }
 
 // AppHealthStatus is the app's aggregated health.
+// +kubebuilder:pruning:PreserveUnknownFields
 type AppHealthStatus struct {
 	Status             HealthStatusCode `json:"status,omitempty"`
 	Message            string           `json:"message,omitempty"`
@@ -69,6 +72,7 @@ type AppHealthStatus struct {
 }
 
 // SyncStatus compares the live state with the target revision.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncStatus struct {
 	Status     SyncStatusCode `json:"status"`
 	ComparedTo ComparedTo     `json:"comparedTo,omitempty"`
@@ -77,6 +81,7 @@ type SyncStatus struct {
 }
 
 // ComparedTo is the spec the last comparison used.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ComparedTo struct {
 	Source            ApplicationSource           `json:"source,omitempty"`
 	Destination       ApplicationDestination      `json:"destination"`
@@ -104,6 +109,7 @@ const (
 )
 
 // ApplicationCondition is a problem or warning about the app.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationCondition struct {
 	Type               ApplicationConditionType `json:"type"`
 	Message            string                   `json:"message"`
@@ -111,6 +117,7 @@ type ApplicationCondition struct {
 }
 
 // RevisionHistory is one deployment of the app.
+// +kubebuilder:pruning:PreserveUnknownFields
 type RevisionHistory struct {
 	Revision        string             `json:"revision,omitempty"`
 	DeployedAt      metav1.Time        `json:"deployedAt"`
@@ -126,6 +133,7 @@ type RevisionHistory struct {
 type RevisionHistories []RevisionHistory
 
 // ApplicationSummary lists facts shown in UIs.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSummary struct {
 	ExternalURLs []string `json:"externalURLs,omitempty"`
 	Images       []string `json:"images,omitempty"`

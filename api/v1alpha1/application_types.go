@@ -78,6 +78,7 @@ type ApplicationSources []ApplicationSource
 
 // ApplicationSource is where an app's manifests come from: a path in a Git
 // repository, or a chart in a Helm repository.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSource struct {
 	// RepoURL is the URL of the Git or Helm repository.
 	RepoURL string `json:"repoURL"`
@@ -105,6 +106,7 @@ type ApplicationSource struct {
 func (s *ApplicationSource) IsHelmRepo() bool { return s.Chart != "" }
 
 // ApplicationSourceHelm holds Helm options of a source.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSourceHelm struct {
 	// ValueFiles are values files in the repository, relative to the chart.
 	ValueFiles []string `json:"valueFiles,omitempty"`
@@ -139,6 +141,7 @@ type ApplicationSourceHelm struct {
 }
 
 // HelmParameter is one --set value.
+// +kubebuilder:pruning:PreserveUnknownFields
 type HelmParameter struct {
 	Name  string `json:"name,omitempty"`
 	Value string `json:"value,omitempty"`
@@ -147,6 +150,7 @@ type HelmParameter struct {
 }
 
 // HelmFileParameter is one --set-file value.
+// +kubebuilder:pruning:PreserveUnknownFields
 type HelmFileParameter struct {
 	Name string `json:"name,omitempty"`
 	Path string `json:"path,omitempty"`
@@ -159,6 +163,7 @@ type KustomizeImage string
 type KustomizeImages []KustomizeImage
 
 // ApplicationSourceKustomize holds Kustomize options of a source.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSourceKustomize struct {
 	NamePrefix                string            `json:"namePrefix,omitempty"`
 	NameSuffix                string            `json:"nameSuffix,omitempty"`
@@ -181,6 +186,7 @@ type ApplicationSourceKustomize struct {
 }
 
 // KustomizeReplica overrides the replicas of a Deployment or StatefulSet.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KustomizeReplica struct {
 	Name  string             `json:"name"`
 	Count intstr.IntOrString `json:"count"`
@@ -193,6 +199,7 @@ type KustomizeReplicas []KustomizeReplica
 type KustomizePatches []KustomizePatch
 
 // KustomizePatch is an inline or in-repo patch with an optional target.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KustomizePatch struct {
 	Path    string             `json:"path,omitempty" yaml:"path,omitempty"`
 	Patch   string             `json:"patch,omitempty" yaml:"patch,omitempty"`
@@ -201,6 +208,7 @@ type KustomizePatch struct {
 }
 
 // KustomizeSelector selects the objects a patch applies to.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KustomizeSelector struct {
 	KustomizeResId     `json:",inline,omitempty" yaml:",inline,omitempty"`
 	AnnotationSelector string `json:"annotationSelector,omitempty" yaml:"annotationSelector,omitempty"`
@@ -208,6 +216,7 @@ type KustomizeSelector struct {
 }
 
 // KustomizeResId identifies an object by group, version, kind, name and namespace.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KustomizeResId struct {
 	KustomizeGvk `json:",inline,omitempty" yaml:",inline,omitempty"`
 	Name         string `json:"name,omitempty" yaml:"name,omitempty"`
@@ -215,6 +224,7 @@ type KustomizeResId struct {
 }
 
 // KustomizeGvk is a group, version and kind.
+// +kubebuilder:pruning:PreserveUnknownFields
 type KustomizeGvk struct {
 	Group   string `json:"group,omitempty" yaml:"group,omitempty"`
 	Version string `json:"version,omitempty" yaml:"version,omitempty"`
@@ -223,6 +233,7 @@ type KustomizeGvk struct {
 
 // ApplicationSourceDirectory holds options for plain manifest folders.
 // Jsonnet is not supported by wavecd and so has no field here yet.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSourceDirectory struct {
 	// Recurse walks sub-folders too.
 	Recurse bool `json:"recurse,omitempty"`
@@ -233,6 +244,7 @@ type ApplicationSourceDirectory struct {
 }
 
 // ApplicationDestination is the cluster and namespace an app deploys to.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationDestination struct {
 	Server    string `json:"server,omitempty"`
 	Namespace string `json:"namespace,omitempty"`

@@ -42,12 +42,14 @@ type ApplicationSetSpec struct {
 }
 
 // ApplicationSetTemplate is the Application every element produces.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetTemplate struct {
 	ApplicationSetTemplateMeta `json:"metadata"`
 	Spec                       ApplicationSpec `json:"spec"`
 }
 
 // ApplicationSetTemplateMeta is the generated app's metadata.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetTemplateMeta struct {
 	Name        string            `json:"name,omitempty"`
 	Namespace   string            `json:"namespace,omitempty"`
@@ -69,6 +71,7 @@ type ApplicationSetGenerator struct {
 }
 
 // ListGenerator yields its literal elements.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ListGenerator struct {
 	Elements     []apiextensionsv1.JSON  `json:"elements,omitempty"`
 	Template     *ApplicationSetTemplate `json:"template,omitempty"`
@@ -76,6 +79,7 @@ type ListGenerator struct {
 }
 
 // ClusterGenerator yields one element per matching cluster Secret.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ClusterGenerator struct {
 	Selector metav1.LabelSelector    `json:"selector,omitempty"`
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
@@ -83,6 +87,7 @@ type ClusterGenerator struct {
 }
 
 // GitGenerator yields directories or parsed files of a Git repository.
+// +kubebuilder:pruning:PreserveUnknownFields
 type GitGenerator struct {
 	RepoURL             string                      `json:"repoURL"`
 	Directories         []GitDirectoryGeneratorItem `json:"directories,omitempty"`
@@ -95,18 +100,21 @@ type GitGenerator struct {
 }
 
 // GitDirectoryGeneratorItem is a path glob, optionally excluding.
+// +kubebuilder:pruning:PreserveUnknownFields
 type GitDirectoryGeneratorItem struct {
 	Path    string `json:"path"`
 	Exclude bool   `json:"exclude,omitempty"`
 }
 
 // GitFileGeneratorItem is a file glob.
+// +kubebuilder:pruning:PreserveUnknownFields
 type GitFileGeneratorItem struct {
 	Path    string `json:"path"`
 	Exclude bool   `json:"exclude,omitempty"`
 }
 
 // NestedGenerators combines child generators (matrix or merge).
+// +kubebuilder:pruning:PreserveUnknownFields
 type NestedGenerators struct {
 	Generators []apiextensionsv1.JSON  `json:"generators"`
 	MergeKeys  []string                `json:"mergeKeys,omitempty"`
@@ -114,29 +122,34 @@ type NestedGenerators struct {
 }
 
 // ApplicationSetSyncPolicy limits what the set does to its apps.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetSyncPolicy struct {
 	PreserveResourcesOnDeletion bool    `json:"preserveResourcesOnDeletion,omitempty"`
 	ApplicationsSync            *string `json:"applicationsSync,omitempty"`
 }
 
 // ApplicationSetStrategy is AllAtOnce or RollingSync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetStrategy struct {
 	Type        string                         `json:"type,omitempty"`
 	RollingSync *ApplicationSetRolloutStrategy `json:"rollingSync,omitempty"`
 }
 
 // ApplicationSetRolloutStrategy is a list of RollingSync steps.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetRolloutStrategy struct {
 	Steps []ApplicationSetRolloutStep `json:"steps,omitempty"`
 }
 
 // ApplicationSetRolloutStep selects apps by label and caps parallel updates.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetRolloutStep struct {
 	MatchExpressions []ApplicationMatchExpression `json:"matchExpressions,omitempty"`
 	MaxUpdate        *intstr.IntOrString          `json:"maxUpdate,omitempty"`
 }
 
 // ApplicationMatchExpression is a label requirement.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationMatchExpression struct {
 	Key      string   `json:"key,omitempty"`
 	Operator string   `json:"operator,omitempty"`
@@ -145,6 +158,7 @@ type ApplicationMatchExpression struct {
 
 // ApplicationSetResourceIgnoreDifferences keeps app fields the set must
 // not overwrite.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetResourceIgnoreDifferences struct {
 	Name              string   `json:"name,omitempty"`
 	JSONPointers      []string `json:"jsonPointers,omitempty"`
@@ -160,6 +174,7 @@ type ApplicationSetStatus struct {
 }
 
 // ApplicationSetCondition is a problem or state of the set.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetCondition struct {
 	Type               string       `json:"type"`
 	Message            string       `json:"message"`
@@ -169,6 +184,7 @@ type ApplicationSetCondition struct {
 }
 
 // ApplicationSetApplicationStatus is one generated app's rollout state.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetApplicationStatus struct {
 	Application        string       `json:"application"`
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`

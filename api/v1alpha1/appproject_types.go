@@ -44,6 +44,7 @@ type AppProjectSpec struct {
 
 // ClusterResourceRestriction names a cluster-scoped group and kind; Name,
 // when set, narrows it to objects of that name (a glob).
+// +kubebuilder:pruning:PreserveUnknownFields
 type ClusterResourceRestriction struct {
 	Group string `json:"group"`
 	Kind  string `json:"kind"`
@@ -51,6 +52,7 @@ type ClusterResourceRestriction struct {
 }
 
 // ProjectRole is a named set of policies and tokens.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ProjectRole struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description,omitempty"`
@@ -59,12 +61,14 @@ type ProjectRole struct {
 }
 
 // OrphanedResourcesMonitorSettings turns on orphaned-object warnings.
+// +kubebuilder:pruning:PreserveUnknownFields
 type OrphanedResourcesMonitorSettings struct {
 	Warn   *bool                 `json:"warn,omitempty"`
 	Ignore []OrphanedResourceKey `json:"ignore,omitempty"`
 }
 
 // OrphanedResourceKey excludes objects from orphan warnings.
+// +kubebuilder:pruning:PreserveUnknownFields
 type OrphanedResourceKey struct {
 	Group string `json:"group,omitempty"`
 	Kind  string `json:"kind,omitempty"`
@@ -75,6 +79,7 @@ type OrphanedResourceKey struct {
 type SyncWindows []*SyncWindow
 
 // SyncWindow allows or denies syncs on a cron schedule.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncWindow struct {
 	Kind           string   `json:"kind,omitempty"`
 	Schedule       string   `json:"schedule,omitempty"`
@@ -95,11 +100,13 @@ type AppProjectStatus struct {
 }
 
 // JWTTokens lists a role's tokens.
+// +kubebuilder:pruning:PreserveUnknownFields
 type JWTTokens struct {
 	Items []JWTToken `json:"items,omitempty"`
 }
 
 // JWTToken is one issued token.
+// +kubebuilder:pruning:PreserveUnknownFields
 type JWTToken struct {
 	IssuedAt  int64  `json:"iat"`
 	ExpiresAt int64  `json:"exp,omitempty"`

@@ -32,18 +32,21 @@ type Operation struct {
 }
 
 // Info is a name/value pair shown with an operation.
+// +kubebuilder:pruning:PreserveUnknownFields
 type Info struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
 // OperationInitiator says who started an operation.
+// +kubebuilder:pruning:PreserveUnknownFields
 type OperationInitiator struct {
 	Username  string `json:"username,omitempty"`
 	Automated bool   `json:"automated,omitempty"`
 }
 
 // SyncOperation holds the options of one sync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncOperation struct {
 	Revision              string                  `json:"revision,omitempty"`
 	Prune                 bool                    `json:"prune,omitempty"`
@@ -59,6 +62,7 @@ type SyncOperation struct {
 }
 
 // SyncOperationResource selects one object for a partial sync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncOperationResource struct {
 	Group     string `json:"group,omitempty"`
 	Kind      string `json:"kind"`
@@ -67,23 +71,27 @@ type SyncOperationResource struct {
 }
 
 // SyncStrategy chooses apply or hook strategy, with force.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncStrategy struct {
 	Apply *SyncStrategyApply `json:"apply,omitempty"`
 	Hook  *SyncStrategyHook  `json:"hook,omitempty"`
 }
 
 // SyncStrategyApply applies without hooks.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncStrategyApply struct {
 	Force bool `json:"force,omitempty"`
 }
 
 // SyncStrategyHook applies with hooks (the default).
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncStrategyHook struct {
 	SyncStrategyApply `json:",inline"`
 }
 
 // OperationState is the progress and result of the current or last
 // operation.
+// +kubebuilder:pruning:PreserveUnknownFields
 type OperationState struct {
 	Operation  Operation            `json:"operation"`
 	Phase      OperationPhase       `json:"phase"`
@@ -95,6 +103,7 @@ type OperationState struct {
 }
 
 // SyncOperationResult is the result of a sync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncOperationResult struct {
 	Resources ResourceResults    `json:"resources,omitempty"`
 	Revision  string             `json:"revision"`
@@ -115,6 +124,7 @@ const (
 )
 
 // ResourceResult is what a sync did to one object.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ResourceResult struct {
 	Group     string     `json:"group"`
 	Version   string     `json:"version"`

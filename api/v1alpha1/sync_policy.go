@@ -3,6 +3,7 @@ package v1alpha1
 import "strings"
 
 // SyncPolicy controls when and how an app syncs.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncPolicy struct {
 	Automated                *SyncPolicyAutomated      `json:"automated,omitempty"`
 	SyncOptions              SyncOptions               `json:"syncOptions,omitempty"`
@@ -11,6 +12,7 @@ type SyncPolicy struct {
 }
 
 // SyncPolicyAutomated turns on automated sync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type SyncPolicyAutomated struct {
 	Prune      bool `json:"prune,omitempty"`
 	SelfHeal   bool `json:"selfHeal,omitempty"`
@@ -38,6 +40,7 @@ func (o SyncOptions) HasOption(option string) bool {
 }
 
 // RetryStrategy controls retries of a failed sync.
+// +kubebuilder:pruning:PreserveUnknownFields
 type RetryStrategy struct {
 	// Limit is the number of retries; -1 is unlimited.
 	Limit   int64    `json:"limit,omitempty"`
@@ -48,6 +51,7 @@ type RetryStrategy struct {
 
 // Backoff is the retry backoff: Duration, times Factor after each try,
 // capped at MaxDuration. Durations are Go duration strings or seconds.
+// +kubebuilder:pruning:PreserveUnknownFields
 type Backoff struct {
 	Duration    string `json:"duration,omitempty"`
 	Factor      *int64 `json:"factor,omitempty"`
@@ -55,12 +59,14 @@ type Backoff struct {
 }
 
 // ManagedNamespaceMetadata is set on a namespace created by CreateNamespace.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ManagedNamespaceMetadata struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // ResourceIgnoreDifferences masks fields out of the diff.
+// +kubebuilder:pruning:PreserveUnknownFields
 type ResourceIgnoreDifferences struct {
 	Group                 string   `json:"group,omitempty"`
 	Kind                  string   `json:"kind"`

@@ -49,6 +49,7 @@ waves on real child health.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.AddCommand(newVersionCommand(s))
+	root.AddCommand(newInstallCommand(s))
 	root.AddCommand(newRenderCommand(s))
 	root.AddCommand(newHealthCommand(s))
 	return root
