@@ -66,7 +66,7 @@ func TestPodRunsInTestNamespace(t *testing.T) {
 
 func TestStartFailsLoudly(t *testing.T) {
 	tests := map[string]startOptions{
-		"missing binary": {Binary: filepath.Join(t.TempDir(), "no-such-binary"), Nodes: 1, Timeout: 10 * time.Second},
+		"missing binary":            {Binary: filepath.Join(t.TempDir(), "no-such-binary"), Nodes: 1, Timeout: 10 * time.Second},
 		"binary that exits at once": {Binary: "/bin/false", Nodes: 1, Timeout: 10 * time.Second},
 	}
 	for name, o := range tests {

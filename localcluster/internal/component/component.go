@@ -18,8 +18,8 @@ import (
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
-	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwokconfig "sigs.k8s.io/kwok/pkg/config"
+	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
 	"sigs.k8s.io/kwok/pkg/utils/signals"
 
