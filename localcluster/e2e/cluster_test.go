@@ -20,6 +20,7 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("deployment of 2 replicas becomes Available", func(t *testing.T) { testDeploymentAvailable(t, a) })
 	t.Run("pod readiness delay annotation", func(t *testing.T) { testReadinessDelay(t, a) })
 	t.Run("job pods complete and annotated pods fail", func(t *testing.T) { testRunToCompletion(t, a) })
+	t.Run("pod crash-loops until its required service is ready", func(t *testing.T) { testRequiredService(t, a) })
 
 	b := startCluster(t, t.TempDir(), 1)
 	t.Run("two clusters are isolated", func(t *testing.T) { testIsolation(t, a, b) })
@@ -203,8 +204,8 @@ func testStopRestart(t *testing.T, c *localCluster) {
 
 func testKilledSupervisor(t *testing.T, c *localCluster) {
 	st := readState(t, c.dir)
-	if len(st.Children) != 4 {
-		t.Fatalf("state lists %d children, want 4: %v", len(st.Children), st.Children)
+	if len(st.Children) != 5 {
+		t.Fatalf("state lists %d children, want 5: %v", len(st.Children), st.Children)
 	}
 	if err := syscall.Kill(st.SupervisorPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -53,21 +53,35 @@ type localCluster struct {
 // cli runs the binary and fails the test on error.
 func cli(t testing.TB, args ...string) string {
 	t.Helper()
+	out, err := cliResult(args...)
+	if err != nil {
+		t.Fatalf("wavecd-localcluster %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// cliResult runs the binary and returns its combined output.
+func cliResult(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("wavecd-localcluster %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return out.String()
+	err := cmd.Run()
+	return out.String(), err
 }
 
-// startCluster starts a detached cluster in dir and stops it at cleanup.
+// startCluster starts a detached cluster with --nodes in dir and stops it
+// at cleanup.
 func startCluster(t testing.TB, dir string, nodes int) *localCluster {
 	t.Helper()
-	cli(t, "start", "--dir", dir, "--nodes", strconv.Itoa(nodes), "--detach")
+	return startClusterWith(t, dir, "--nodes", strconv.Itoa(nodes))
+}
+
+// startClusterWith starts a detached cluster with the given start flags.
+func startClusterWith(t testing.TB, dir string, flags ...string) *localCluster {
+	t.Helper()
+	cli(t, append([]string{"start", "--dir", dir, "--detach"}, flags...)...)
 	t.Cleanup(func() { cli(t, "stop", "--dir", dir) })
 	return &localCluster{dir: dir, client: clientFor(t, dir)}
 }

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wavecd/wavecd/localcluster/internal/cluster"
+	"github.com/wavecd/wavecd/localcluster/internal/config"
 )
 
 // NewRootCommand builds the command tree.
@@ -38,32 +40,57 @@ simulating nodes and pod lifecycles. Everything listens on 127.0.0.1 only.
 }
 
 type startFlags struct {
-	dir     string
-	nodes   cluster.NodeSpec
-	detach  bool
-	timeout time.Duration
+	dir        string
+	configFile string
+	shorthand  config.Flags
+	detach     bool
+	timeout    time.Duration
 }
 
-func newStartCommand(out io.Writer) *cobra.Command {
-	f := startFlags{}
-	cmd := &cobra.Command{
-		Use:   "start --dir DIR",
-		Short: "Start a cluster (reusing the etcd data of an earlier run in DIR)",
-		Long: `Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and KWOK,
-create the simulated nodes, and write DIR/kubeconfig (admin, RBAC on).
+// nodeFlags are the shorthand flags that --config replaces.
+var nodeFlags = []string{"nodes", "node-cpu", "node-memory", "node-pods"}
+
+const startLong = `Start etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK
+and the workloads controller, create the simulated nodes, and write
+DIR/kubeconfig (admin, RBAC on).
 
 Without --detach the cluster runs in the foreground until Ctrl-C. With
 --detach the command returns once the cluster is usable and the cluster keeps
 running in the background until "wavecd-localcluster stop --dir DIR".
 
-Pods can slow their own lifecycle with KWOK's annotations, for example
-pod-ready.stage.kwok.x-k8s.io/delay: "10s".`,
-		Args: cobra.NoArgs,
+--config FILE reads node groups and CNI mode from a YAML file:
+
+  nodeGroups:
+  - name: general            # nodes general-0, general-1
+    count: 2
+    cpu: "8"                 # defaults: 8 CPU, 32Gi memory, 110 pods
+    memory: 32Gi
+    labels: {tier: general}
+    taints: [{key: dedicated, value: general, effect: NoSchedule}]
+  cni:
+    agentSelector: k8s-app=calico-node
+
+In CNI mode (cni.agentSelector or --cni-agent-selector) nodes stay NotReady,
+as without a CNI plugin, until a pod matching the selector runs on them.
+
+Pods can shape their simulated lifecycle with annotations, for example
+pod-ready.stage.kwok.x-k8s.io/delay: "10s" or
+localcluster.wavecd.io/requires: "redis.cache:6379" (crash-loops until that
+Service has a ready endpoint).`
+
+func newStartCommand(out io.Writer) *cobra.Command {
+	f := startFlags{}
+	cmd := &cobra.Command{
+		Use:   "start --dir DIR [--config FILE | --nodes N]",
+		Short: "Start a cluster (reusing the etcd data of an earlier run in DIR)",
+		Long:  startLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dir == "" {
 				return fmt.Errorf("--dir is required")
 			}
-			if err := f.nodes.Validate(); err != nil {
+			cfg, err := f.resolve(cmd)
+			if err != nil {
 				return err
 			}
 			if f.detach {
@@ -71,22 +98,65 @@ pod-ready.stage.kwok.x-k8s.io/delay: "10s".`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return cluster.Run(ctx, cluster.Options{Dir: f.dir, Nodes: f.nodes, Progress: out})
+			return cluster.Run(ctx, cluster.Options{Dir: f.dir, Config: cfg, Progress: out})
 		},
 	}
 	cmd.Flags().StringVar(&f.dir, "dir", "", "directory holding the cluster's data, PKI, logs and kubeconfig (required)")
-	cmd.Flags().IntVar(&f.nodes.Count, "nodes", 1, "number of simulated nodes")
-	cmd.Flags().StringVar(&f.nodes.CPU, "node-cpu", "8", "CPU capacity of each node")
-	cmd.Flags().StringVar(&f.nodes.Memory, "node-memory", "32Gi", "memory capacity of each node")
-	cmd.Flags().StringVar(&f.nodes.Pods, "node-pods", "110", "pod capacity of each node")
+	cmd.Flags().StringVar(&f.configFile, "config", "", "YAML file with node groups and CNI mode (replaces --nodes and --node-*)")
+	cmd.Flags().IntVar(&f.shorthand.Nodes, "nodes", 1, "number of simulated nodes (one group named wavecd-node)")
+	cmd.Flags().StringVar(&f.shorthand.CPU, "node-cpu", config.DefaultCPU, "CPU capacity of each node")
+	cmd.Flags().StringVar(&f.shorthand.Memory, "node-memory", config.DefaultMemory, "memory capacity of each node")
+	cmd.Flags().StringVar(&f.shorthand.Pods, "node-pods", config.DefaultPods, "pod capacity of each node")
+	cmd.Flags().StringVar(&f.shorthand.AgentSelector, "cni-agent-selector", "",
+		"CNI mode: nodes are NotReady until a pod matching this label selector runs on them (e.g. k8s-app=calico-node)")
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background and return once the cluster is usable")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "with --detach, how long to wait for the cluster to be usable")
 	return cmd
 }
 
+// resolve builds the cluster configuration from --config or the shorthand
+// flags, refusing to mix them.
+func (f *startFlags) resolve(cmd *cobra.Command) (config.Config, error) {
+	if f.configFile == "" {
+		return config.FromFlags(f.shorthand)
+	}
+	for _, name := range nodeFlags {
+		if cmd.Flags().Changed(name) {
+			return config.Config{}, fmt.Errorf("--%s and --config exclude each other: set node groups in the config file", name)
+		}
+	}
+	abs, err := filepath.Abs(f.configFile)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("resolve --config: %w", err)
+	}
+	f.configFile = abs
+	cfg, err := config.Load(abs)
+	if err != nil {
+		return config.Config{}, err
+	}
+	if sel := f.shorthand.AgentSelector; sel != "" {
+		if cfg.CNI != nil {
+			return config.Config{}, fmt.Errorf("--cni-agent-selector and cni.agentSelector in %s exclude each other", abs)
+		}
+		cfg.CNI = &config.CNI{AgentSelector: sel}
+		if err := cfg.Validate(); err != nil { // the file was valid: the flag is not
+			return config.Config{}, fmt.Errorf("--cni-agent-selector: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
 func startDetached(cmd *cobra.Command, out io.Writer, f startFlags) error {
-	args := []string{"start", "--dir", f.dir, "--nodes", fmt.Sprint(f.nodes.Count),
-		"--node-cpu", f.nodes.CPU, "--node-memory", f.nodes.Memory, "--node-pods", f.nodes.Pods}
+	args := []string{"start", "--dir", f.dir}
+	if f.configFile != "" {
+		args = append(args, "--config", f.configFile)
+	} else {
+		args = append(args, "--nodes", fmt.Sprint(f.shorthand.Nodes), "--node-cpu", f.shorthand.CPU,
+			"--node-memory", f.shorthand.Memory, "--node-pods", f.shorthand.Pods)
+	}
+	if f.shorthand.AgentSelector != "" {
+		args = append(args, "--cni-agent-selector", f.shorthand.AgentSelector)
+	}
 	st, err := cluster.StartDetached(cmd.Context(), f.dir, args, f.timeout)
 	if err != nil {
 		return err

@@ -65,6 +65,15 @@ func kwokArgs(l Layout) []string {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + NodeAnnotation + "=fake",
 		"--cidr=10.244.0.1/16",
+		"--node-ip=" + fallbackNodeIP,
 		"--node-lease-duration-seconds=40",
 	}
+}
+
+func workloadsArgs(l Layout, agentSelector string) []string {
+	args := []string{"--kubeconfig=" + l.Kubeconfig()}
+	if agentSelector != "" {
+		args = append(args, "--cni-agent-selector="+agentSelector)
+	}
+	return args
 }

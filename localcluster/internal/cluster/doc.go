@@ -1,7 +1,8 @@
 // Package cluster owns the lifecycle of one local Kubernetes control plane in
 // a directory: an embedded etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler and KWOK, each Kubernetes component a child process of the
-// supervisor (the same binary re-executed), plus the simulated nodes.
+// kube-scheduler, KWOK and the workloads controller, each a child process of
+// the supervisor (the same binary re-executed), plus the simulated nodes of
+// the configured node groups (package config), each with its own InternalIP.
 //
 // The directory holds everything that survives a restart: etcd data, the
 // PKI (CA, serving certificate, service-account key, admin token), the

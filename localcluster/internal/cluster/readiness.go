@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +19,24 @@ func nodesReady(c kubernetes.Interface, want int) func(context.Context) (bool, e
 	return func(ctx context.Context) (bool, error) {
 		ready, _, err := countReadyNodes(ctx, c)
 		return err == nil && ready >= want, err
+	}
+}
+
+// nodesReporting holds once want nodes report a Ready condition, whatever
+// its status: in CNI mode nodes start NotReady.
+func nodesReporting(c kubernetes.Interface, want int) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, fmt.Errorf("list nodes: %w", err)
+		}
+		n := 0
+		for i := range list.Items {
+			if readyCondition(&list.Items[i]) != nil {
+				n++
+			}
+		}
+		return n >= want, nil
 	}
 }
 

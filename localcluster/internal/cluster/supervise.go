@@ -13,13 +13,15 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/wavecd/wavecd/localcluster/internal/config"
 	"github.com/wavecd/wavecd/localcluster/internal/stages"
 )
 
 // Options configure a cluster start.
 type Options struct {
-	Dir   string
-	Nodes NodeSpec
+	Dir string
+	// Config holds the node groups and the CNI mode; it must be valid.
+	Config config.Config
 	// Progress receives one line per start step; nil discards them.
 	Progress io.Writer
 }
@@ -60,7 +62,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 }
 
 func newSupervisor(opts Options) (*supervisor, error) {
-	if err := opts.Nodes.Validate(); err != nil {
+	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
 	dir, err := filepath.Abs(opts.Dir)
@@ -118,20 +120,21 @@ func (s *supervisor) boot(ctx context.Context) error {
 	if err := s.waitFor(ctx, "kube-apiserver ready", 90*time.Second, apiServerReady(client)); err != nil {
 		return err
 	}
+	selector := s.opts.Config.AgentSelector()
 	for name, args := range map[string][]string{
 		"kube-controller-manager": controllerManagerArgs(s.layout),
 		"kube-scheduler":          schedulerArgs(s.layout),
 		"kwok":                    kwokArgs(s.layout),
+		"workloads":               workloadsArgs(s.layout, selector),
 	} {
 		if err := s.spawn(name, args); err != nil {
 			return err
 		}
 	}
-	if err := ensureNodes(ctx, client, s.opts.Nodes); err != nil {
+	if err := ensureNodes(ctx, client, s.opts.Config.NodeGroups); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, fmt.Sprintf("%d nodes Ready", s.opts.Nodes.Count), 90*time.Second,
-		nodesReady(client, s.opts.Nodes.Count)); err != nil {
+	if err := s.waitNodes(ctx, client); err != nil {
 		return err
 	}
 	if err := s.waitFor(ctx, "controllers running", 60*time.Second, defaultServiceAccount(client)); err != nil {
@@ -143,13 +146,24 @@ func (s *supervisor) boot(ctx context.Context) error {
 	return writeState(s.layout, s.state)
 }
 
+// waitNodes waits until the nodes are Ready, or in CNI mode until they
+// report their (NotReady) status.
+func (s *supervisor) waitNodes(ctx context.Context, client kubernetes.Interface) error {
+	n := s.opts.Config.NodeCount()
+	if s.opts.Config.AgentSelector() != "" {
+		return s.waitFor(ctx, fmt.Sprintf("%d nodes registered (CNI mode: Ready once a CNI agent runs)", n), 90*time.Second,
+			nodesReporting(client, n))
+	}
+	return s.waitFor(ctx, fmt.Sprintf("%d nodes Ready", n), 90*time.Second, nodesReady(client, n))
+}
+
 func (s *supervisor) prepareFiles() error {
 	pki, err := ensurePKI(s.layout)
 	if err != nil {
 		return err
 	}
 	s.pki = pki
-	cfg, err := stages.Config()
+	cfg, err := stages.Config(stages.Options{CNI: s.opts.Config.AgentSelector() != ""})
 	if err != nil {
 		return err
 	}

@@ -1,18 +1,25 @@
 // Package component runs one control-plane component in the current
-// process: kube-apiserver, kube-controller-manager, kube-scheduler or KWOK.
+// process: kube-apiserver, kube-controller-manager, kube-scheduler, KWOK or
+// the workloads controller (package workloads).
 // The supervisor re-executes its own binary once per component because the
 // Kubernetes components keep process-wide state (logging, metrics,
 // feature gates) and cannot share one process.
 package component
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/cli"
 	_ "k8s.io/component-base/logs/json/register" // JSON log format, as upstream binaries have
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
@@ -22,6 +29,8 @@ import (
 	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
 	"sigs.k8s.io/kwok/pkg/utils/signals"
+
+	"github.com/wavecd/wavecd/localcluster/internal/workloads"
 
 	_ "time/tzdata" // CronJob time zones
 )
@@ -35,12 +44,15 @@ var kubeComponents = map[string]func() *cobra.Command{
 // Run runs the named component with args until it stops and returns the
 // process exit code.
 func Run(name string, args []string) int {
-	if name == "kwok" {
+	switch name {
+	case "kwok":
 		return runKWOK(args)
+	case "workloads":
+		return runWorkloads(args)
 	}
 	newCmd, ok := kubeComponents[name]
 	if !ok {
-		names := []string{"kwok"}
+		names := []string{"kwok", "workloads"}
 		for n := range kubeComponents {
 			names = append(names, n)
 		}
@@ -51,6 +63,36 @@ func Run(name string, args []string) int {
 	cmd := newCmd()
 	cmd.SetArgs(args)
 	return cli.Run(cmd)
+}
+
+// runWorkloads runs the workloads controller until SIGTERM or SIGINT.
+func runWorkloads(args []string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	flags := pflag.NewFlagSet("workloads", pflag.ContinueOnError)
+	kubeconfig := flags.String("kubeconfig", "", "admin kubeconfig")
+	selector := flags.String("cni-agent-selector", "", "label selector of CNI agent pods (CNI mode)")
+	if err := flags.Parse(args); err != nil {
+		log.Error("parse flags", "err", err)
+		return 2
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		log.Error("load kubeconfig", "err", err)
+		return 1
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Error("build client", "err", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := workloads.Run(ctx, client, workloads.Options{CNIAgentSelector: *selector, Log: log}); err != nil {
+		log.Error("workloads controller exited", "err", err)
+		return 1
+	}
+	return 0
 }
 
 // runKWOK mirrors KWOK's own main: its configuration loader reads the

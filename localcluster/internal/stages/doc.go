@@ -14,41 +14,17 @@
 // OnFailure) ends Succeeded, or Failed when it carries the annotation
 // localcluster.wavecd.io/exit-code with a non-zero value.
 //
+// Pods annotated localcluster.wavecd.io/requires are not started by KWOK:
+// once initialised they belong to the workloads controller (package
+// workloads), which crash-loops them while a required Service has no ready
+// endpoint. No stage matches a Running pod that is not Ready, so the stages
+// never fight that controller.
+//
+// In CNI mode (Options.CNI) nodes register NotReady with the kubelet's
+// "cni plugin not initialized" message and turn Ready only once they carry
+// the annotation localcluster.wavecd.io/cni-ready: "true", which the
+// workloads controller sets when a CNI agent pod runs on them.
+//
 // The defaults are shorter than a real kubelet's so tests run fast: a pod is
 // created at once, Ready after 1 s, and removed at once when deleted.
 package stages
-
-import (
-	"embed"
-	"fmt"
-	"io/fs"
-	"sort"
-	"strings"
-
-	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
-	nodelease "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
-)
-
-//go:embed pod/*.yaml
-var podStages embed.FS
-
-// Config returns the multi-document KWOK configuration holding every stage.
-func Config() (string, error) {
-	docs := []string{nodefast.DefaultNodeInit, nodelease.DefaultNodeHeartbeatWithLease}
-	names, err := fs.Glob(podStages, "pod/*.yaml")
-	if err != nil {
-		return "", fmt.Errorf("list pod stages: %w", err)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		b, err := podStages.ReadFile(n)
-		if err != nil {
-			return "", fmt.Errorf("read stage %s: %w", n, err)
-		}
-		docs = append(docs, string(b))
-	}
-	for i, d := range docs {
-		docs[i] = strings.TrimSpace(d)
-	}
-	return strings.Join(docs, "\n---\n") + "\n", nil
-}

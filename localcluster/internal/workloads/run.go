@@ -1,0 +1,60 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// Options configure the workloads controller.
+type Options struct {
+	// CNIAgentSelector, when not empty, turns on CNI mode: the label
+	// selector of the CNI agent pods.
+	CNIAgentSelector string
+	// Log receives what the controller does.
+	Log *slog.Logger
+}
+
+// Run runs the controllers until ctx ends.
+func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"})
+
+	requires, err := newRequiresController(client, factory, recorder, log)
+	if err != nil {
+		return err
+	}
+	var cni *cniController
+	if opts.CNIAgentSelector != "" {
+		if cni, err = newCNIController(client, factory, opts.CNIAgentSelector, log); err != nil {
+			return err
+		}
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache of %v did not sync", typ)
+		}
+	}
+	log.Info("workloads controller running", "cniAgentSelector", opts.CNIAgentSelector)
+	if cni != nil {
+		go runWorkers(ctx, cni.queue, 1, log.With("controller", "cni"), cni.sync)
+	}
+	runWorkers(ctx, requires.queue, 2, log.With("controller", "requires"), requires.sync)
+	return nil
+}

@@ -1,0 +1,122 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Reasons the kubelet writes into container and pod statuses.
+const (
+	reasonCrashLoopBackOff   = "CrashLoopBackOff"
+	reasonError              = "Error"
+	reasonContainersNotReady = "ContainersNotReady"
+	reasonPodFailed          = "PodFailed"
+	exitCodeFailure          = 1
+)
+
+// startedStatus is p's status once its containers (re)started.
+func startedStatus(p *corev1.Pod, now time.Time, ready bool) *corev1.PodStatus {
+	t := metav1.NewTime(now)
+	st := p.Status.DeepCopy()
+	st.Phase = corev1.PodRunning
+	if st.StartTime == nil {
+		st.StartTime = &t
+	}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		if cs.State.Running == nil {
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
+		}
+		cs.Ready, cs.Started = ready, ptr.To(true)
+	}
+	setReadiness(st, ready, "", t)
+	return st
+}
+
+// crashedStatus is p's status after its containers exited 1 and wait
+// delay for their restart, as a kubelet shows CrashLoopBackOff.
+func crashedStatus(p *corev1.Pod, now time.Time, delay time.Duration, msg string) *corev1.PodStatus {
+	t := metav1.NewTime(now)
+	st := p.Status.DeepCopy()
+	st.Phase = corev1.PodRunning
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cs, t, msg)}
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason:  reasonCrashLoopBackOff,
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, cs.Name, podDesc(p)),
+		}}
+		cs.RestartCount++
+		cs.Ready, cs.Started = false, ptr.To(false)
+	}
+	setReadiness(st, false, "", t)
+	return st
+}
+
+// failedStatus is the final status of a restartPolicy Never pod whose
+// containers exited 1.
+func failedStatus(p *corev1.Pod, now time.Time, msg string) *corev1.PodStatus {
+	t := metav1.NewTime(now)
+	st := p.Status.DeepCopy()
+	st.Phase = corev1.PodFailed
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		cs.State = corev1.ContainerState{Terminated: terminated(cs, t, msg)}
+		cs.Ready, cs.Started = false, ptr.To(false)
+	}
+	setReadiness(st, false, reasonPodFailed, t)
+	return st
+}
+
+func terminated(cs *corev1.ContainerStatus, now metav1.Time, msg string) *corev1.ContainerStateTerminated {
+	started := now
+	if cs.State.Running != nil {
+		started = cs.State.Running.StartedAt
+	}
+	return &corev1.ContainerStateTerminated{
+		ExitCode: exitCodeFailure, Reason: reasonError, Message: msg,
+		StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
+	}
+}
+
+// setReadiness sets the Ready and ContainersReady conditions; reason
+// overrides ContainersNotReady when not ready.
+func setReadiness(st *corev1.PodStatus, ready bool, reason string, now metav1.Time) {
+	status, msg := corev1.ConditionTrue, ""
+	if !ready {
+		status = corev1.ConditionFalse
+		if reason == "" {
+			reason = reasonContainersNotReady
+			var names []string
+			for _, cs := range st.ContainerStatuses {
+				names = append(names, cs.Name)
+			}
+			msg = "containers with unready status: [" + strings.Join(names, " ") + "]"
+		}
+	}
+	for _, t := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+		setCondition(st, corev1.PodCondition{Type: t, Status: status, Reason: reason, Message: msg}, now)
+	}
+}
+
+// setCondition replaces or adds c, keeping the transition time when the
+// status does not change.
+func setCondition(st *corev1.PodStatus, c corev1.PodCondition, now metav1.Time) {
+	c.LastTransitionTime = now
+	for i := range st.Conditions {
+		if st.Conditions[i].Type != c.Type {
+			continue
+		}
+		if st.Conditions[i].Status == c.Status {
+			c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+		}
+		st.Conditions[i] = c
+		return
+	}
+	st.Conditions = append(st.Conditions, c)
+}
