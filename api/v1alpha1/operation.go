@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -100,6 +101,9 @@ type OperationState struct {
 	StartedAt  metav1.Time          `json:"startedAt"`
 	FinishedAt *metav1.Time         `json:"finishedAt,omitempty"`
 	RetryCount int64                `json:"retryCount,omitempty"`
+	// WavecdState is wavecd's resumable sync state (not an Argo CD field):
+	// a restarted controller continues the sync from it.
+	WavecdState *apiextensionsv1.JSON `json:"wavecdState,omitempty"`
 }
 
 // SyncOperationResult is the result of a sync.

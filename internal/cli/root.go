@@ -50,7 +50,9 @@ waves on real child health.`,
 	root.SetErr(s.Err)
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newInstallCommand(s))
+	root.AddCommand(newControllerCommand(s))
 	root.AddCommand(newRenderCommand(s))
 	root.AddCommand(newHealthCommand(s))
+	root.AddCommand(newAppCommand(s))
 	return root
 }

@@ -12,7 +12,12 @@ var applicationGroupKind = schema.GroupKind{Group: "argoproj.io", Kind: "Applica
 
 // applicationHealth reports a child Application's own health from
 // status.health, as the argoproj.io_Application customization from Argo CD's
-// documentation does: Progressing until the child reports one.
+// documentation does: Progressing until the child reports one. wavecd goes
+// further, so a parent's wave never advances on a stale or early Healthy:
+// a child is Progressing while the controller has not yet compared its
+// current source and destination (status.sync.comparedTo), while a sync
+// operation is requested or running, and while an automatically synced
+// child is OutOfSync.
 func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 	f := newFields(obj.Object)
 	code := Code(f.str("status", "health", "status"))
@@ -26,7 +31,46 @@ func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 	case !code.Valid():
 		return statusf(Unknown, "application reports an unknown health status %q", code), nil
 	}
+	if wait := applicationPending(obj, f); wait != "" {
+		return status(Progressing, wait), nil
+	}
 	return status(code, message), nil
+}
+
+// applicationPending says why a child app's reported health is not final
+// yet, or "" when it is.
+func applicationPending(obj *unstructured.Unstructured, f *fields) string {
+	if !comparedCurrentSpec(f) {
+		return "waiting for the controller to compare the current spec"
+	}
+	if f.get("operation") != nil {
+		return "sync requested"
+	}
+	if phase := f.str("status", "operationState", "phase"); phase == "Running" || phase == "Terminating" {
+		msg := f.str("status", "operationState", "message")
+		return strings.TrimSpace("sync running " + msg)
+	}
+	automated := f.get("spec", "syncPolicy", "automated") != nil && f.get("spec", "syncPolicy", "automated", "enabled") != false
+	if automated && f.str("status", "sync", "status") == "OutOfSync" {
+		return "waiting for automated sync (OutOfSync)"
+	}
+	return ""
+}
+
+// comparedCurrentSpec reports whether status.sync.comparedTo names the
+// source(s) and destination the spec holds now.
+func comparedCurrentSpec(f *fields) bool {
+	for _, k := range []string{"repoURL", "path", "targetRevision", "chart"} {
+		if f.str("spec", "source", k) != f.str("status", "sync", "comparedTo", "source", k) {
+			return false
+		}
+	}
+	for _, k := range []string{"server", "namespace", "name"} {
+		if f.str("spec", "destination", k) != f.str("status", "sync", "comparedTo", "destination", k) {
+			return false
+		}
+	}
+	return len(f.list("spec", "sources")) == len(f.list("status", "sync", "comparedTo", "sources"))
 }
 
 // kubernetesGroups are API groups served by Kubernetes itself; objects of

@@ -1,0 +1,114 @@
+package appclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// Finalizers that make the controller delete an app's objects before the
+// app itself goes, with foreground or background propagation.
+const (
+	ResourcesFinalizer           = "resources-finalizer.argocd.argoproj.io"
+	BackgroundResourcesFinalizer = ResourcesFinalizer + "/background"
+)
+
+// Delete deletes an app, like `argocd app delete` in core mode: with
+// Cascade it first adds the resources finalizer so the controller deletes
+// the app's objects; without it removes that finalizer so they stay.
+type Delete struct {
+	Client *Client
+	Name   string
+	// Cascade deletes the app's objects too.
+	Cascade bool
+	// Propagation is "foreground" (the default) or "background".
+	Propagation string
+	// Wait waits until the app is gone; Timeout bounds it (zero: forever).
+	Wait    bool
+	Timeout time.Duration
+}
+
+// Run deletes the app.
+func (a *Delete) Run(ctx context.Context) error {
+	finalizer, err := a.finalizer()
+	if err != nil {
+		return err
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app, err := a.Client.Get(ctx, a.Name)
+		if err != nil {
+			return err
+		}
+		want := cascadeFinalizers(app.Finalizers, finalizer)
+		if slices.Equal(want, app.Finalizers) {
+			return nil
+		}
+		orig := app.DeepCopy()
+		app.Finalizers = want
+		return a.Client.Kube.Patch(ctx, app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
+		return err
+	}
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name = a.Client.Namespace, a.Name
+	if err := a.Client.Kube.Delete(ctx, app); err != nil && !kerrors.IsNotFound(err) {
+		return a.Client.explain(err, a.Name)
+	}
+	if a.Wait {
+		return a.waitGone(ctx)
+	}
+	return nil
+}
+
+func (a *Delete) finalizer() (string, error) {
+	if !a.Cascade {
+		if a.Propagation != "" {
+			return "", errors.New("cannot set a propagation policy when cascading is disabled")
+		}
+		return "", nil
+	}
+	switch a.Propagation {
+	case "", "foreground":
+		return ResourcesFinalizer, nil
+	case "background":
+		return BackgroundResourcesFinalizer, nil
+	}
+	return "", fmt.Errorf("invalid propagation policy %q: use foreground or background", a.Propagation)
+}
+
+// cascadeFinalizers returns finalizers with finalizer as the only cascade
+// finalizer (none when it is empty), keeping the order of the others.
+func cascadeFinalizers(finalizers []string, finalizer string) []string {
+	out := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool {
+		return (f == ResourcesFinalizer || f == BackgroundResourcesFinalizer) && f != finalizer
+	})
+	if finalizer != "" && !slices.Contains(out, finalizer) {
+		out = append(out, finalizer)
+	}
+	return out
+}
+
+func (a *Delete) waitGone(ctx context.Context) error {
+	wctx, cancel := withTimeout(ctx, a.Timeout)
+	defer cancel()
+	err := a.Client.watch(wctx, a.Name, func(_ *v1alpha1.Application, deleted bool) (bool, error) {
+		return deleted, nil
+	})
+	var nf *NotFoundError
+	switch {
+	case err == nil || errors.As(err, &nf):
+		return nil
+	case ctx.Err() == nil && wctx.Err() != nil:
+		return &TimeoutError{Name: a.Name, Timeout: a.Timeout, What: "to be deleted"}
+	}
+	return err
+}

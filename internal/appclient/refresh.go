@@ -1,0 +1,78 @@
+package appclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// RefreshAnnotation asks the controller to refresh an app at once; the
+// controller removes it when the refresh is done.
+const RefreshAnnotation = "argocd.argoproj.io/refresh"
+
+// RefreshType is the value of RefreshAnnotation.
+type RefreshType string
+
+// Refresh types, as in Argo CD.
+const (
+	// RefreshNormal re-reads Git and compares with the cluster.
+	RefreshNormal RefreshType = "normal"
+	// RefreshHard also drops cached manifests.
+	RefreshHard RefreshType = "hard"
+)
+
+// AnnotationRefresher requests refreshes by setting RefreshAnnotation on the
+// Application, so a refresh works whether or not the controller runs in the
+// same process.
+type AnnotationRefresher struct {
+	Client client.Client
+}
+
+// Refresh sets RefreshAnnotation on namespace/name to t.
+func (r AnnotationRefresher) Refresh(ctx context.Context, namespace, name string, t RefreshType) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{RefreshAnnotation: string(t)}},
+	})
+	if err != nil {
+		return fmt.Errorf("encode refresh patch: %w", err)
+	}
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name = namespace, name
+	err = r.Client.Patch(ctx, app, client.RawPatch(client.Merge.Type(), patch))
+	if kerrors.IsNotFound(err) {
+		return &NotFoundError{Name: name, Namespace: namespace}
+	}
+	if err != nil {
+		return fmt.Errorf("refresh application %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// Lister lists the Applications of some namespaces.
+type Lister struct {
+	Reader client.Reader
+	// Namespaces to list; empty lists every namespace.
+	Namespaces []string
+}
+
+// ListApplications returns the Applications of l.Namespaces.
+func (l Lister) ListApplications(ctx context.Context) ([]v1alpha1.Application, error) {
+	namespaces := l.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	var apps []v1alpha1.Application
+	for _, ns := range namespaces {
+		var list v1alpha1.ApplicationList
+		if err := l.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("list applications in namespace %q: %w", ns, err)
+		}
+		apps = append(apps, list.Items...)
+	}
+	return apps, nil
+}

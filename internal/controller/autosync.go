@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// Self-heal backoff: 2 s, times 3 per attempt, capped at 300 s.
+const (
+	selfHealBase   = 2 * time.Second
+	selfHealFactor = 3
+	selfHealCap    = 300 * time.Second
+)
+
+// autoSyncOperation returns the operation automated sync wants now, or nil
+// with how long to wait before asking again (0: until something changes).
+// Like Argo CD it never syncs a revision whose automated sync failed until
+// the revision changes, and re-syncs a drifted app only with selfHeal.
+func (r *Reconciler) autoSyncOperation(app *v1alpha1.Application) (*v1alpha1.Operation, time.Duration) {
+	pol := app.Spec.SyncPolicy
+	if !pol.IsAutomated() || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync || hasCondition(app, v1alpha1.ApplicationConditionComparisonError) {
+		return nil, 0
+	}
+	revision := app.Status.Sync.Revision
+	attempts := int64(0)
+	if last := app.Status.OperationState; last != nil && last.SyncResult != nil && last.SyncResult.Revision == revision &&
+		last.Operation.InitiatedBy.Automated {
+		if last.Phase != v1alpha1.OperationSucceeded {
+			return nil, 0
+		}
+		if !pol.Automated.SelfHeal {
+			return nil, 0
+		}
+		if last.Operation.Sync != nil {
+			attempts = last.Operation.Sync.AutoHealAttemptsCount + 1
+		}
+		if last.FinishedAt != nil {
+			if wait := selfHealDelay(attempts) - r.now().Sub(last.FinishedAt.Time); wait > 0 {
+				return nil, wait
+			}
+		}
+	}
+	op := &v1alpha1.Operation{
+		Sync: &v1alpha1.SyncOperation{
+			Revision: revision, Prune: pol.Automated.Prune, SyncOptions: pol.SyncOptions, AutoHealAttemptsCount: attempts,
+		},
+		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
+	}
+	if pol.Retry != nil {
+		op.Retry = *pol.Retry
+	}
+	return op, 0
+}
+
+func selfHealDelay(attempts int64) time.Duration {
+	d := time.Duration(0)
+	if attempts > 0 {
+		d = selfHealBase
+		for i := int64(1); i < attempts && d < selfHealCap; i++ {
+			d *= selfHealFactor
+		}
+	}
+	return min(d, selfHealCap)
+}
+
+func hasCondition(app *v1alpha1.Application, typ string) bool {
+	for _, c := range app.Status.Conditions {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is a retry backoff.
+type backoff struct {
+	base, max time.Duration
+	factor    int64
+}
+
+func (b backoff) delay(attempt int64) time.Duration {
+	d := b.base
+	for i := int64(0); i < attempt && d < b.max; i++ {
+		d *= time.Duration(b.factor)
+	}
+	return min(d, b.max)
+}
+
+// retryPolicy returns the retry limit (-1 unlimited) and backoff; automated
+// syncs retry 5 times when no limit is set, as Argo CD does.
+func retryPolicy(rs v1alpha1.RetryStrategy, app *v1alpha1.Application) (int64, backoff) {
+	b := backoff{base: 5 * time.Second, max: 3 * time.Minute, factor: 2}
+	if rs.Backoff != nil {
+		if d, err := parseDuration(rs.Backoff.Duration); err == nil && rs.Backoff.Duration != "" {
+			b.base = d
+		}
+		if d, err := parseDuration(rs.Backoff.MaxDuration); err == nil && rs.Backoff.MaxDuration != "" {
+			b.max = d
+		}
+		if rs.Backoff.Factor != nil && *rs.Backoff.Factor > 0 {
+			b.factor = *rs.Backoff.Factor
+		}
+	}
+	limit := rs.Limit
+	if limit == 0 && isAutomatedOp(app) && app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry == nil {
+		limit = 5
+	}
+	return limit, b
+}
+
+func equalOperation(a, b v1alpha1.Operation) bool { return reflect.DeepEqual(a, b) }

@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// Options configure a Controller.
+type Options struct {
+	// Namespace holds the Applications, AppProjects and settings (default argocd).
+	Namespace string
+	// ArgoParity turns off what wavecd adds: child Application health and
+	// the generic condition check.
+	ArgoParity bool
+	// Mirrors map repository URLs to local paths (added to argocd-cm's).
+	Mirrors source.Mirrors
+	// HealthLibraryDir is a directory of Lua health checks in Argo CD's layout.
+	HealthLibraryDir string
+	// CacheDir holds Git clones (default: a folder in the user cache dir).
+	CacheDir string
+	// LeaderElection makes replicas elect one active controller.
+	LeaderElection bool
+	// Workers is the number of parallel reconciles (default 10).
+	Workers int
+	// InstallationID overrides argocd-cm's installationID: objects of
+	// another installation sharing the cluster are never touched.
+	InstallationID string
+}
+
+func (o *Options) defaults() error {
+	if o.Namespace == "" {
+		o.Namespace = "argocd"
+	}
+	if o.Workers == 0 {
+		o.Workers = 10
+	}
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		o.CacheDir = filepath.Join(dir, "wavecd", "repos")
+	}
+	return nil
+}
+
+// Controller reconciles Applications. It is a manager.Runnable host: Start
+// blocks until ctx ends.
+type Controller struct {
+	mgr manager.Manager
+	rec *Reconciler
+}
+
+// Scheme returns a scheme with the core Kubernetes and argoproj.io types.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("register core types: %w", err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("register argoproj.io types: %w", err)
+	}
+	return s, nil
+}
+
+// New builds a controller for the cluster cfg points at.
+func New(cfg *rest.Config, opts Options) (*Controller, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "wavecd-application-controller",
+		LeaderElectionNamespace: opts.Namespace,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+			&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+			&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	cluster, err := kube.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors})
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build discovery client: %w", err)
+	}
+	rec := newReconciler(mgr, cluster, repos, opts)
+	rec.discovery = disco
+	rec.cache = mgr.GetCache()
+	if err := rec.setup(mgr); err != nil {
+		return nil, err
+	}
+	return &Controller{mgr: mgr, rec: rec}, nil
+}
+
+// Start runs the controller until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	c.rec.setBase(ctx)
+	return c.mgr.Start(ctx)
+}
+
+// Refresh asks for an immediate refresh of one app (webhooks call it).
+func (c *Controller) Refresh(_ context.Context, namespace, name string, hard bool) error {
+	c.rec.refreshes.mark(name, hard)
+	c.rec.enqueue(namespace, name)
+	return nil
+}
+
+// Client is the manager's cached client.
+func (c *Controller) Client() client.Client { return c.mgr.GetClient() }
+
+func (r *Reconciler) setup(mgr manager.Manager) error {
+	c, err := controller.New("application", mgr, controller.Options{
+		Reconciler:              r,
+		MaxConcurrentReconciles: r.opts.Workers,
+		SkipNameValidation:      ptrTrue(),
+	})
+	if err != nil {
+		return fmt.Errorf("create application controller: %w", err)
+	}
+	r.ctrl = c
+	apps := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.Application{}), handler.EnqueueRequestsFromMapFunc(r.appEvents))
+	if err := c.Watch(apps); err != nil {
+		return fmt.Errorf("watch applications: %w", err)
+	}
+	if err := c.Watch(ctrlsource.Channel(r.events, &handler.EnqueueRequestForObject{})); err != nil {
+		return fmt.Errorf("watch refresh requests: %w", err)
+	}
+	settings := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.settingsEvents))
+	if err := c.Watch(settings); err != nil {
+		return fmt.Errorf("watch settings: %w", err)
+	}
+	return nil
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// requeueSoon is how long a reconcile waits before looking again at
+// something that is still changing.
+const requeueSoon = 2 * time.Second
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)

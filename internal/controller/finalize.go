@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// The resources finalizers: foreground (the plain name) and background.
+const (
+	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
+	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
+	FinalizerResourcesForeground = "resources-finalizer.argocd.argoproj.io/foreground"
+)
+
+// finalize deletes the app's objects when a resources finalizer is set,
+// waits until they are gone, then lets the Application go.
+func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
+	r.runners.stop(app.Name)
+	fin, policy := "", metav1.DeletePropagationForeground
+	for _, f := range app.Finalizers {
+		switch f {
+		case FinalizerResources, FinalizerResourcesForeground:
+			fin = f
+		case FinalizerResourcesBackground:
+			fin, policy = f, metav1.DeletePropagationBackground
+		}
+	}
+	if fin == "" {
+		return reconcile.Result{}, nil
+	}
+	live, err := r.cluster.ListTracked(ctx, trackingOf(s, app.Name), kube.ListOptions{Kinds: kindsOf(nil, app.Status.Resources)})
+	if err != nil {
+		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+	}
+	for _, o := range live {
+		if o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.cluster.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
+			return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+		}
+	}
+	if len(live) > 0 {
+		loggerFrom(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
+		return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
+	}
+	base := app.DeepCopy()
+	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == fin })
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("remove finalizer %s: %w", fin, err)
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,191 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/install"
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("WAVECD_TEST_DEBUG") != "" {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	os.Exit(testenv.Main(m))
+}
+
+var crdsOnce stdsync.Once
+
+// harness is one controller running against the test's namespace.
+type harness struct {
+	t    *testing.T
+	env  *testenv.Env
+	ns   string
+	c    client.Client
+	ctrl *Controller
+}
+
+// startController installs the CRDs and runs a controller for a fresh
+// namespace until the test ends.
+func startController(t *testing.T, opts Options) *harness {
+	t.Helper()
+	env := testenv.Get(t)
+	crdsOnce.Do(func() {
+		c, err := apiextensions.NewForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := install.InstallCRDs(context.Background(), c, install.CRDOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ns := env.Namespace(t)
+	opts.Namespace = ns
+	// Controllers of parallel tests share the cluster and app names.
+	opts.InstallationID = ns
+	opts.CacheDir = t.TempDir()
+	ctrl, err := New(env.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller stopped with an error: %v", err)
+		}
+	})
+	scheme, _ := Scheme()
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, env: env, ns: ns, c: c, ctrl: ctrl}
+}
+
+// gitRepo is a local Git repository a test commits to.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
+	t.Helper()
+	g := &gitRepo{t: t, dir: t.TempDir()}
+	g.git("init", "-q", "-b", "main")
+	g.commit(files, "initial")
+	return g
+}
+
+func (g *gitRepo) git(args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.test", "-c", "user.name=t"}, args...)...)
+	cmd.Dir = g.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files (an empty content removes the file) and commits.
+func (g *gitRepo) commit(files map[string]string, msg string) string {
+	g.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(g.dir, name)
+		if content == "" {
+			if err := os.Remove(p); err != nil {
+				g.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	g.git("add", "-A")
+	g.git("commit", "-q", "-m", msg)
+	return g.git("rev-parse", "HEAD")
+}
+
+// apply creates an object from YAML in the harness namespace with
+// NAMESPACE replaced by it.
+func (h *harness) apply(manifest string) {
+	h.t.Helper()
+	obj := &v1alpha1.Application{}
+	manifest = strings.ReplaceAll(manifest, "NAMESPACE", h.ns)
+	if err := yaml.UnmarshalStrict([]byte(manifest), obj); err != nil {
+		h.t.Fatalf("decode manifest: %v", err)
+	}
+	obj.Namespace = h.ns
+	if err := h.c.Create(context.Background(), obj); err != nil {
+		h.t.Fatalf("create application %s: %v", obj.Name, err)
+	}
+}
+
+func (h *harness) app(name string) *v1alpha1.Application {
+	h.t.Helper()
+	app := &v1alpha1.Application{}
+	if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		h.t.Fatal(err)
+	}
+	return app
+}
+
+// waitApp polls the app until cond holds.
+func (h *harness) waitApp(name string, timeout time.Duration, what string, cond func(*v1alpha1.Application) bool) *v1alpha1.Application {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last *v1alpha1.Application
+	for time.Now().Before(deadline) {
+		last = h.app(name)
+		if last != nil && cond(last) {
+			return last
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.t.Fatalf("app %s: timed out after %s waiting for %s; last status: %s", name, timeout, what, describe(last))
+	return nil
+}
+
+func describe(app *v1alpha1.Application) string {
+	if app == nil {
+		return "(no app)"
+	}
+	s := fmt.Sprintf("sync=%s health=%s", app.Status.Sync.Status, app.Status.Health.Status)
+	if op := app.Status.OperationState; op != nil {
+		s += fmt.Sprintf(" op=%s %q", op.Phase, op.Message)
+	}
+	for _, c := range app.Status.Conditions {
+		s += fmt.Sprintf(" condition %s: %s", c.Type, c.Message)
+	}
+	return s
+}
+
+func syncedHealthy(app *v1alpha1.Application) bool {
+	return app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && app.Status.Health.Status == "Healthy" &&
+		app.Operation == nil && (app.Status.OperationState == nil || app.Status.OperationState.Phase.Completed())
+}

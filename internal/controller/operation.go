@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	stdsync "sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+	wsync "github.com/wavecd/wavecd/internal/sync"
+)
+
+// setBase records the controller's lifetime context: sync runners stop
+// with the controller (their state is saved, and the next one resumes).
+func (r *Reconciler) setBase(ctx context.Context) {
+	r.baseMu.Lock()
+	defer r.baseMu.Unlock()
+	r.baseCtx = ctx
+}
+
+func (r *Reconciler) base() context.Context {
+	r.baseMu.Lock()
+	defer r.baseMu.Unlock()
+	if r.baseCtx == nil {
+		return context.Background()
+	}
+	return r.baseCtx
+}
+
+// runners tracks the sync operation running for each app.
+type runners struct {
+	mu      stdsync.Mutex
+	running map[string]context.CancelFunc
+}
+
+func (rs *runners) active(name string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	_, ok := rs.running[name]
+	return ok
+}
+
+func (rs *runners) start(name string, cancel context.CancelFunc) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, ok := rs.running[name]; ok {
+		return false
+	}
+	rs.running[name] = cancel
+	return true
+}
+
+func (rs *runners) done(name string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.running, name)
+}
+
+func (rs *runners) stop(name string) {
+	rs.mu.Lock()
+	cancel, ok := rs.running[name]
+	rs.mu.Unlock()
+	if ok {
+		cancel()
+	}
+}
+
+// handleOperation starts or resumes the app's requested operation, or
+// requests an automated sync when the policy calls for one.
+func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings) error {
+	if r.runners.active(app.Name) {
+		return nil
+	}
+	if app.Operation == nil {
+		op, wait := r.autoSyncOperation(app)
+		if op == nil {
+			if wait > 0 {
+				r.requeueAfter(app, wait)
+			}
+			return r.clearDependencyWait(ctx, app)
+		}
+		if msg := r.dependencyWait(ctx, app); msg != "" {
+			return r.setCondition(ctx, app, v1alpha1.ApplicationConditionDependencyWait, msg)
+		}
+		base := app.DeepCopy()
+		app.Operation = op
+		if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("request automated sync: %w", err)
+		}
+		loggerFrom(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
+	}
+	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
+		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
+	if !resuming {
+		if msg := r.dependencyWait(ctx, app); msg != "" {
+			return r.setCondition(ctx, app, v1alpha1.ApplicationConditionDependencyWait, msg)
+		}
+	}
+	runCtx, cancel := context.WithCancel(withLogger(r.base(), loggerFrom(ctx)))
+	if !r.runners.start(app.Name, cancel) {
+		cancel()
+		return nil
+	}
+	go r.runOperation(runCtx, app.DeepCopy(), proj, s)
+	return nil
+}
+
+func (r *Reconciler) clearDependencyWait(ctx context.Context, app *v1alpha1.Application) error {
+	for _, c := range app.Status.Conditions {
+		if c.Type == v1alpha1.ApplicationConditionDependencyWait {
+			base := app.DeepCopy()
+			clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
+			return r.client.Patch(ctx, app, client.MergeFrom(base))
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Application) string {
+	if len(dependencies(app)) == 0 {
+		return ""
+	}
+	list := &v1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, list, client.InNamespace(app.Namespace)); err != nil {
+		return "waiting for dependencies: " + err.Error()
+	}
+	apps := map[string]*v1alpha1.Application{}
+	for i := range list.Items {
+		apps[list.Items[i].Name] = &list.Items[i]
+	}
+	return dependencyWait(app, apps)
+}
+
+func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
+	time.AfterFunc(d, func() { r.enqueue(app.Namespace, app.Name) })
+}
+
+// saveState writes the operation state; fields other than operationState
+// (and operation when clear is set) are left to the reconciler.
+func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
+	app := &v1alpha1.Application{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, app); err != nil {
+		return fmt.Errorf("read application %s: %w", name, err)
+	}
+	base := app.DeepCopy()
+	update(app)
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("write operation state of %s: %w", name, err)
+	}
+	return nil
+}
+
+func encodeState(st *wsync.State) *apiextensionsv1.JSON {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil
+	}
+	return &apiextensionsv1.JSON{Raw: b}
+}
+
+func decodeState(os *v1alpha1.OperationState) *wsync.State {
+	st := &wsync.State{}
+	if os == nil || os.WavecdState == nil || json.Unmarshal(os.WavecdState.Raw, st) != nil {
+		return &wsync.State{}
+	}
+	return st
+}
+
+// syncResult converts the executor's result to Argo CD's shape.
+func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1alpha1.SyncOperationResult {
+	res := st.Result()
+	out := &v1alpha1.SyncOperationResult{Revision: revision}
+	if app.Spec.Source != nil {
+		out.Source = *app.Spec.Source
+	}
+	for _, rr := range res.Resources {
+		out.Resources = append(out.Resources, &v1alpha1.ResourceResult{
+			Group: rr.Group, Version: rr.Version, Kind: rr.Kind, Namespace: rr.Namespace, Name: rr.Name,
+			Status: v1alpha1.ResultCode(rr.Status), Message: rr.Message, HookType: rr.HookType,
+			HookPhase: string(rr.HookPhase), SyncPhase: string(rr.SyncPhase),
+		})
+	}
+	return out
+}
+
+func trackingOf(s *Settings, app string) kube.Tracking {
+	return kube.Tracking{Method: s.Tracking, AppName: app, InstallationID: s.InstallationID}
+}
+
+func metaNow(t time.Time) metav1.Time { return metav1.NewTime(t) }

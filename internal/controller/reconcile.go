@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	stdsync "sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// AnnotationRefresh asks for a refresh: "normal" or "hard".
+const AnnotationRefresh = "argocd.argoproj.io/refresh"
+
+// Reconciler reconciles one Application per call.
+type Reconciler struct {
+	client      client.Client
+	apiReader   client.Reader
+	cluster     *kube.Cluster
+	repos       *source.Repos
+	engine      *render.Engine
+	opts        Options
+	ctrl        controller.Controller
+	refreshes   *refreshSet
+	runners     *runners
+	watches     *watchSet
+	settings    settingsCache
+	now         func() time.Time
+	discovery   discovery.DiscoveryInterface
+	cache       cache.Cache
+	lastCompare comparisons
+	version     stdsync.Once
+	kubeVer     string
+	events      chan event.GenericEvent
+	baseMu      stdsync.Mutex
+	baseCtx     context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+}
+
+func newReconciler(mgr manager.Manager, cluster *kube.Cluster, repos *source.Repos, opts Options) *Reconciler {
+	return &Reconciler{
+		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cluster: cluster, repos: repos,
+		engine:    render.NewEngine(render.EngineOptions{Repos: repos}),
+		opts:      opts,
+		refreshes: &refreshSet{marks: map[string]bool{}},
+		runners:   &runners{running: map[string]context.CancelFunc{}},
+		watches:   newWatchSet(),
+		events:    make(chan event.GenericEvent, 256),
+		now:       time.Now,
+	}
+}
+
+// Reconcile brings one Application's status up to date and starts or
+// resumes its sync operation.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := slog.With("app", req.Name)
+	ctx = withLogger(ctx, log)
+	// Read the app from the API server, not the cache: status patches are
+	// merge patches computed against this copy, and a stale copy would drop
+	// a change back to a value the cache still holds.
+	app := &v1alpha1.Application{}
+	if err := r.apiReader.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.runners.stop(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("read application: %w", err)
+	}
+	settings, err := r.settings.get(ctx, r.client, r.opts)
+	if err != nil {
+		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+	}
+	if app.DeletionTimestamp != nil {
+		return r.finalize(ctx, app, settings)
+	}
+	proj, err := getProject(ctx, r.client, app.Namespace, app.Spec.Project)
+	if err != nil {
+		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+	}
+	if problems := checkSpec(proj, app); len(problems) > 0 {
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+	}
+	if r.needsRefresh(app, settings) {
+		if err := r.refresh(ctx, app, proj, settings); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.handleOperation(ctx, app, proj, settings); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: r.nextRefresh(app, settings)}, nil
+}
+
+// needsRefresh decides whether to render and compare again.
+func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) bool {
+	if r.refreshes.take(app.Name) {
+		return true
+	}
+	if _, ok := app.Annotations[AnnotationRefresh]; ok {
+		return true
+	}
+	st := app.Status
+	if st.ReconciledAt == nil || st.Sync.Status == "" {
+		return true
+	}
+	if !sameSpec(st.Sync.ComparedTo, app) {
+		return true
+	}
+	return s.ReconcileTimeout > 0 && r.now().Sub(st.ReconciledAt.Time) >= s.ReconcileTimeout
+}
+
+// nextRefresh is the periodic refresh: the reconciliation timeout plus up
+// to a minute of jitter, so apps do not refresh in lockstep.
+func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Duration {
+	if s.ReconcileTimeout <= 0 {
+		return 0
+	}
+	jitter := time.Duration(rand.Int64N(int64(time.Minute)))
+	if app.Status.ReconciledAt == nil {
+		return s.ReconcileTimeout + jitter
+	}
+	left := s.ReconcileTimeout - r.now().Sub(app.Status.ReconciledAt.Time)
+	if left < time.Second {
+		left = time.Second
+	}
+	return left + jitter
+}
+
+// setCondition records a condition of the given type, replacing any of
+// that type, and returns nil so the reconcile is not retried hot.
+func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) error {
+	base := app.DeepCopy()
+	setCondition(&app.Status, typ, message, r.now())
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("write condition %s: %w", typ, err)
+	}
+	loggerFrom(ctx).Info("condition", "type", typ, "message", message)
+	return nil
+}
+
+func (r *Reconciler) enqueue(namespace, name string) {
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name = namespace, name
+	done := r.base().Done()
+	go func() {
+		select {
+		case r.events <- event.GenericEvent{Object: app}:
+		case <-done:
+		}
+	}()
+}
+
+// appEvents maps an Application event to the app itself, the apps that
+// depend on it, and the app that manages it (a parent in app of apps).
+func (r *Reconciler) appEvents(_ context.Context, obj client.Object) []reconcile.Request {
+	reqs := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
+	if owner := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); owner != "" && owner != obj.GetName() {
+		r.refreshes.mark(owner, false)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}})
+	}
+	apps := &v1alpha1.ApplicationList{}
+	if err := r.client.List(context.Background(), apps, client.InNamespace(obj.GetNamespace())); err == nil {
+		for i := range apps.Items {
+			for _, d := range dependencies(&apps.Items[i]) {
+				if d == obj.GetName() {
+					reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+				}
+			}
+		}
+	}
+	return reqs
+}
+
+// settingsEvents refreshes every app when argocd-cm changes.
+func (r *Reconciler) settingsEvents(ctx context.Context, obj client.Object) []reconcile.Request {
+	if obj.GetName() != SettingsConfigMap {
+		return nil
+	}
+	apps := &v1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(apps.Items))
+	for i := range apps.Items {
+		r.refreshes.mark(apps.Items[i].Name, false)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+	}
+	return reqs
+}
+
+// refreshSet remembers apps that must refresh on their next reconcile.
+type refreshSet struct {
+	mu    stdsync.Mutex
+	marks map[string]bool // name -> hard
+}
+
+func (s *refreshSet) mark(name string, hard bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.marks[name] = s.marks[name] || hard
+}
+
+func (s *refreshSet) take(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.marks[name]
+	delete(s.marks, name)
+	return ok
+}
+
+// settingsCache parses argocd-cm again only when it changed.
+type settingsCache struct {
+	mu       stdsync.Mutex
+	version  string
+	settings *Settings
+}
+
+func (c *settingsCache) get(ctx context.Context, cl client.Client, opts Options) (*Settings, error) {
+	cm := &corev1.ConfigMap{}
+	err := cl.Get(ctx, types.NamespacedName{Namespace: opts.Namespace, Name: SettingsConfigMap}, cm)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("read %s: %w", SettingsConfigMap, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.settings != nil && c.version == cm.ResourceVersion {
+		return c.settings, nil
+	}
+	s, err := parseSettings(cm.Data, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.version, c.settings = cm.ResourceVersion, s
+	return s, nil
+}
+
+func setCondition(st *v1alpha1.ApplicationStatus, typ, message string, now time.Time) {
+	t := metav1.NewTime(now)
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			if st.Conditions[i].Message != message {
+				st.Conditions[i].Message, st.Conditions[i].LastTransitionTime = message, &t
+			}
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, v1alpha1.ApplicationCondition{Type: typ, Message: message, LastTransitionTime: &t})
+}
+
+func clearCondition(st *v1alpha1.ApplicationStatus, typ string) {
+	out := st.Conditions[:0]
+	for _, c := range st.Conditions {
+		if c.Type != typ {
+			out = append(out, c)
+		}
+	}
+	st.Conditions = out
+}

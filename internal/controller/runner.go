@@ -1,0 +1,244 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+	wsync "github.com/wavecd/wavecd/internal/sync"
+)
+
+// runOperation runs the app's operation to its end, retrying as the retry
+// strategy allows, and saves progress after every step.
+func (r *Reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings) {
+	defer func() {
+		r.runners.done(app.Name)
+		r.refreshes.mark(app.Name, false)
+		r.enqueue(app.Namespace, app.Name)
+	}()
+	log := loggerFrom(ctx)
+	ctx = wsync.WithLogger(ctx, log)
+	op := *app.Operation
+	opState := app.Status.OperationState
+	resuming := opState != nil && opState.Phase == v1alpha1.OperationRunning && equalOperation(opState.Operation, op)
+	if !resuming {
+		opState = &v1alpha1.OperationState{Operation: op, Phase: v1alpha1.OperationRunning, StartedAt: metaNow(r.now())}
+	}
+	for {
+		st := decodeState(opState)
+		if !resuming {
+			st = &wsync.State{}
+		}
+		revision, err := r.syncOnce(ctx, app, proj, s, opState, st)
+		if errors.Is(err, context.Canceled) {
+			log.Info("sync interrupted; a new controller resumes it")
+			return
+		}
+		if err != nil {
+			st.Phase, st.Message = wsync.OperationFailed, err.Error()
+		}
+		if st.Phase == wsync.OperationSucceeded || !r.retry(ctx, app, opState, st) {
+			r.finishOperation(ctx, app, opState, st, revision)
+			return
+		}
+		resuming = false
+	}
+}
+
+// syncOnce renders the app at the operation's revision and runs one sync.
+func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings,
+	opState *v1alpha1.OperationState, st *wsync.State) (string, error) {
+	op := opState.Operation.Sync
+	if op == nil {
+		op = &v1alpha1.SyncOperation{}
+	}
+	target := app.DeepCopy()
+	if op.Revision != "" && target.Spec.Source != nil {
+		target.Spec.Source.TargetRevision = op.Revision
+	}
+	res, err := r.engine.RenderApp(ctx, target, r.capabilities(ctx))
+	if err != nil {
+		return "", fmt.Errorf("render: %w", err)
+	}
+	revision := op.Revision
+	if len(res.Revisions) > 0 {
+		revision = res.Revisions[0]
+	}
+	desired, err := r.prepareDesired(app, res.Objects, s)
+	if err != nil {
+		return revision, err
+	}
+	if err := r.checkObjects(proj, desired); err != nil {
+		return revision, err
+	}
+	tracking := trackingOf(s, app.Name)
+	live, err := r.cluster.ListTracked(ctx, tracking, kube.ListOptions{Kinds: kindsOf(desired, app.Status.Resources)})
+	if err != nil {
+		return revision, fmt.Errorf("list live objects: %w", err)
+	}
+	desired, live = selectResources(op.Resources, desired, live)
+	opts, err := r.syncOptions(app, op, s, revision)
+	if err != nil {
+		return revision, err
+	}
+	opts.OnProgress = func(saved wsync.State) { r.saveProgress(ctx, app, opState, &saved, revision) }
+	plan, err := wsync.NewPlan(desired, live, opts)
+	if err != nil {
+		return revision, err
+	}
+	exec, err := wsync.NewExecutor(r.cluster, plan, opts)
+	if err != nil {
+		return revision, err
+	}
+	err = exec.Run(ctx, st)
+	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
+		return revision, fmt.Errorf("waiting for pruning confirmation: %w", err)
+	}
+	return revision, err
+}
+
+func (r *Reconciler) syncOptions(app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
+	list := append(v1alpha1.SyncOptions{}, op.SyncOptions...)
+	if app.Spec.SyncPolicy != nil {
+		list = append(append(v1alpha1.SyncOptions{}, app.Spec.SyncPolicy.SyncOptions...), op.SyncOptions...)
+	}
+	so, err := wsync.ParseSyncOptions(list)
+	if err != nil {
+		return wsync.Options{}, err
+	}
+	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
+	return wsync.Options{
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Revision: revision, Tracking: s.Tracking,
+		InstallationID: s.InstallationID,
+		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
+		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
+		Health:    s.Assessor, WaveDelay: s.WaveDelay, IgnoreDifferences: ignoreRules(app.Spec.IgnoreDifferences),
+		Scope: r.cluster,
+	}, nil
+}
+
+func isAutomatedOp(app *v1alpha1.Application) bool {
+	return app.Operation != nil && app.Operation.InitiatedBy.Automated
+}
+
+// checkObjects applies the project's resource lists before anything is applied.
+func (r *Reconciler) checkObjects(proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
+	for _, o := range desired {
+		namespaced, err := r.cluster.IsNamespaced(o.GroupVersionKind().GroupKind())
+		if err != nil {
+			namespaced = o.GetNamespace() != ""
+		}
+		if err := objectPermitted(proj, o, namespaced); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectResources narrows a partial sync (--resource) to the chosen objects.
+func selectResources(sel []v1alpha1.SyncOperationResource, desired, live []*unstructured.Unstructured) ([]*unstructured.Unstructured, []*unstructured.Unstructured) {
+	if len(sel) == 0 {
+		return desired, live
+	}
+	keep := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, o := range objs {
+			gvk := o.GroupVersionKind()
+			for _, s := range sel {
+				if s.Group == gvk.Group && s.Kind == gvk.Kind && s.Name == o.GetName() && (s.Namespace == "" || s.Namespace == o.GetNamespace()) {
+					out = append(out, o)
+					break
+				}
+			}
+		}
+		return out
+	}
+	return keep(desired), keep(live)
+}
+
+func (r *Reconciler) saveProgress(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State, revision string) {
+	opState.Phase = v1alpha1.OperationRunning
+	opState.Message = st.Message
+	opState.SyncResult = syncResult(st, revision, app)
+	opState.WavecdState = encodeState(st)
+	snapshot := opState.DeepCopy()
+	if err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
+		loggerFrom(ctx).Warn("save sync progress", "err", err)
+	}
+}
+
+// retry decides whether a failed sync runs again, and waits the backoff.
+func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State) bool {
+	limit, backoff := retryPolicy(opState.Operation.Retry, app)
+	if limit >= 0 && opState.RetryCount >= limit {
+		return false
+	}
+	wait := backoff.delay(opState.RetryCount)
+	opState.RetryCount++
+	opState.Phase = v1alpha1.OperationRunning
+	opState.Message = fmt.Sprintf("Retrying attempt #%d at %s: %s", opState.RetryCount, r.now().Add(wait).Format("15:04:05"), st.Message)
+	opState.WavecdState = nil
+	snapshot := opState.DeepCopy()
+	if err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
+		loggerFrom(ctx).Warn("save retry", "err", err)
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(wait):
+		return true
+	}
+}
+
+// finishOperation records the final state, clears the operation and adds a
+// history entry for a successful sync.
+func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State, revision string) {
+	now := metaNow(r.now())
+	opState.FinishedAt = &now
+	opState.Phase = v1alpha1.OperationFailed
+	if st.Phase == wsync.OperationSucceeded {
+		opState.Phase = v1alpha1.OperationSucceeded
+	}
+	opState.Message = st.Message
+	opState.SyncResult = syncResult(st, revision, app)
+	opState.WavecdState = nil
+	snapshot := opState.DeepCopy()
+	err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) {
+		a.Status.OperationState = snapshot
+		a.Operation = nil
+		if snapshot.Phase == v1alpha1.OperationSucceeded && !snapshot.Operation.Sync.DryRun {
+			addHistory(a, snapshot, revision)
+		}
+	})
+	if err != nil {
+		loggerFrom(ctx).Error("record sync result", "err", err)
+	}
+	loggerFrom(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
+}
+
+func addHistory(a *v1alpha1.Application, opState *v1alpha1.OperationState, revision string) {
+	var id int64
+	if n := len(a.Status.History); n > 0 {
+		id = a.Status.History[n-1].ID + 1
+	}
+	entry := v1alpha1.RevisionHistory{
+		Revision: revision, DeployedAt: *opState.FinishedAt, ID: id, DeployStartedAt: &opState.StartedAt,
+		Sources: a.Spec.Sources, InitiatedBy: opState.Operation.InitiatedBy,
+	}
+	if a.Spec.Source != nil {
+		entry.Source = *a.Spec.Source
+	}
+	a.Status.History = append(a.Status.History, entry)
+	limit := int64(10)
+	if a.Spec.RevisionHistoryLimit != nil {
+		limit = *a.Spec.RevisionHistoryLimit
+	}
+	if over := int64(len(a.Status.History)) - limit; over > 0 {
+		a.Status.History = a.Status.History[over:]
+	}
+}

@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/health"
+)
+
+var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind}
+
+// refresh compares the app and writes the result into its status. A failed
+// comparison keeps the last known resources and sets ComparisonError.
+func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *v1alpha1.AppProject, s *Settings) error {
+	base := app.DeepCopy()
+	delete(app.Annotations, AnnotationRefresh)
+	if len(base.Annotations) != len(app.Annotations) {
+		if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("clear refresh annotation: %w", err)
+		}
+		base = app.DeepCopy()
+	}
+	cmp, err := r.compare(ctx, app, s)
+	now := r.now()
+	app.Status.ReconciledAt = nowPtr(now)
+	app.Status.ObservedAt = nowPtr(now)
+	app.Status.ControllerNamespace = r.opts.Namespace
+	if err != nil {
+		setCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError, err.Error(), now)
+		if app.Status.Sync.Status == "" {
+			app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+		}
+		loggerFrom(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
+	} else {
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
+		r.applyComparison(app, cmp, now)
+	}
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
+	r.lastCompare.store(app.Name, cmp)
+	return nil
+}
+
+func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *comparison, now time.Time) {
+	st := &app.Status
+	st.Resources = cmp.resources
+	st.Sync.Status = cmp.sync
+	st.Sync.ComparedTo = comparedTo(app)
+	st.Sync.Revisions = nil
+	if len(cmp.revisions) > 0 {
+		st.Sync.Revision = cmp.revisions[0]
+	}
+	if app.Spec.HasMultipleSources() {
+		st.Sync.Revision, st.Sync.Revisions = "", cmp.revisions
+	}
+	code := v1alpha1.HealthStatusCode(cmp.health.Status)
+	if st.Health.Status != code || st.Health.LastTransitionTime == nil {
+		st.Health.LastTransitionTime = nowPtr(now)
+	}
+	st.Health.Status = code
+	st.Summary.Images = images(cmp.desired)
+}
+
+// resourceStatuses builds status.resources and the app's health.
+func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, cmp *comparison, s *Settings) ([]v1alpha1.ResourceStatus, health.AppHealth) {
+	liveByKey := map[string]*unstructured.Unstructured{}
+	for _, l := range cmp.live {
+		liveByKey[objKey(l)] = l
+	}
+	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.diffs))
+	hres := make([]health.Resource, 0, len(cmp.diffs))
+	cmp.sync = v1alpha1.SyncStatusCodeSynced
+	for _, d := range cmp.diffs {
+		gk := d.GVK.GroupKind()
+		live := liveByKey[refKey(gk, d.Namespace, d.Name)]
+		rs := v1alpha1.ResourceStatus{
+			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
+			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: waveOf(desiredOrLive(cmp, d, live)),
+		}
+		if d.Status == diff.OutOfSync {
+			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
+		}
+		out = append(out, rs)
+		hres = append(hres, health.Resource{GroupKind: gk, Live: live, JustCreated: gk == applicationGK && live == nil && !d.Extra})
+	}
+	agg := s.Assessor.Aggregate(hres)
+	for i := range out {
+		if st := agg.Resources[i]; st.Status != "" {
+			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
+	return out, agg
+}
+
+func desiredOrLive(cmp *comparison, d diff.Result, live *unstructured.Unstructured) *unstructured.Unstructured {
+	for _, o := range cmp.desired {
+		if o.GetName() == d.Name && o.GetNamespace() == d.Namespace && o.GroupVersionKind().GroupKind() == d.GVK.GroupKind() {
+			return o
+		}
+	}
+	return live
+}
+
+func waveOf(o *unstructured.Unstructured) int64 {
+	if o == nil {
+		return 0
+	}
+	a := o.GetAnnotations()
+	for _, k := range []string{"argocd.argoproj.io/sync-wave", "helm.sh/hook-weight"} {
+		if v, ok := a[k]; ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func resourceLess(a, b v1alpha1.ResourceStatus) bool {
+	if a.SyncWave != b.SyncWave {
+		return a.SyncWave < b.SyncWave
+	}
+	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
+	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
+	return ka < kb
+}
+
+// images lists the container images of the desired workloads.
+func images(objs []*unstructured.Unstructured) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, o := range objs {
+		for _, path := range [][]string{{"spec", "template", "spec"}, {"spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
+			for _, field := range []string{"containers", "initContainers"} {
+				list, _, _ := unstructured.NestedSlice(o.Object, append(path, field)...)
+				for _, c := range list {
+					if m, ok := c.(map[string]any); ok {
+						if img, ok := m["image"].(string); ok && !seen[img] {
+							seen[img] = true
+							out = append(out, img)
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"context"
+	stdsync "sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// watchSet starts one metadata watch per kind that some app manages, so a
+// change to a managed object refreshes its app at once (no polling). Kinds
+// nobody uses are never watched.
+type watchSet struct {
+	mu      stdsync.Mutex
+	watched map[schema.GroupKind]bool
+}
+
+func newWatchSet() *watchSet { return &watchSet{watched: map[schema.GroupKind]bool{}} }
+
+func (w *watchSet) ensure(ctx context.Context, r *Reconciler, kinds []schema.GroupKind) {
+	if r.ctrl == nil || r.cache == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, gk := range kinds {
+		if w.watched[gk] || gk == applicationGK {
+			continue
+		}
+		m, err := r.cluster.Mapping(gk.WithVersion(""))
+		if err != nil {
+			continue // a kind whose CRD is not there yet; the next refresh retries
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(m.GroupVersionKind)
+		src := ctrlsource.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(r.managedEvents))
+		if err := r.ctrl.Watch(src); err != nil {
+			loggerFrom(ctx).Warn("watch managed kind", "kind", gk.String(), "err", err)
+			continue
+		}
+		w.watched[gk] = true
+	}
+}
+
+// managedEvents marks the owning app for refresh.
+func (r *Reconciler) managedEvents(_ context.Context, obj client.Object) []reconcile.Request {
+	owner := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels())
+	if owner == "" {
+		return nil
+	}
+	r.refreshes.mark(owner, false)
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}}}
+}

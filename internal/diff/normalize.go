@@ -1,0 +1,32 @@
+package diff
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// annotationLastApplied is client-side apply's record of the last apply.
+const annotationLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Normalize returns a copy of obj without what the server owns or what does
+// not describe the desired state (managedFields, resourceVersion, uid,
+// generation, creationTimestamp, selfLink, status, the last-applied
+// annotation), then with the fields the rules ignore removed. live is the
+// object whose managedFields say which fields managedFieldsManagers own.
+func Normalize(obj, live *unstructured.Unstructured, rules []IgnoreRule) (*unstructured.Unstructured, error) {
+	out := obj.DeepCopy()
+	for _, field := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
+		unstructured.RemoveNestedField(out.Object, "metadata", field)
+	}
+	unstructured.RemoveNestedField(out.Object, "status")
+	if annotations := out.GetAnnotations(); annotations != nil {
+		delete(annotations, annotationLastApplied)
+		out.SetAnnotations(annotations)
+		if len(annotations) == 0 {
+			unstructured.RemoveNestedField(out.Object, "metadata", "annotations")
+		}
+	}
+	if len(rules) == 0 {
+		return out, nil
+	}
+	return ignore(out, live, rules)
+}

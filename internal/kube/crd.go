@@ -1,0 +1,55 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// crdGVK is the kind of CustomResourceDefinitions.
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// IsCRD reports whether obj is a CustomResourceDefinition.
+func IsCRD(obj *unstructured.Unstructured) bool {
+	return obj.GroupVersionKind().GroupKind() == crdGVK.GroupKind()
+}
+
+// CRDGroupKind returns the group and kind a CustomResourceDefinition defines.
+func CRDGroupKind(crd *unstructured.Unstructured) (schema.GroupKind, bool) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	return schema.GroupKind{Group: group, Kind: kind}, group != "" && kind != ""
+}
+
+// WaitEstablished waits until the CustomResourceDefinition name is
+// established, then refreshes the RESTMapper so its kind maps.
+func (c *Cluster) WaitEstablished(ctx context.Context, name string, timeout time.Duration) error {
+	ref := Ref{GVK: crdGVK, Name: name}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		crd, err := c.Get(ctx, ref)
+		if err != nil {
+			return false, err
+		}
+		return crdEstablished(crd), nil
+	})
+	if err != nil {
+		return objectError("wait established", ref, fmt.Errorf("not established: %w", err))
+	}
+	c.ResetMapper()
+	return nil
+}
+
+func crdEstablished(crd *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,106 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// AnnotationLastApplied holds the configuration client-side apply last wrote.
+const AnnotationLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// clientSideApply creates obj, or patches the live object with a three-way
+// merge of the last-applied configuration, obj and the live object: a field
+// removed from obj since the last apply is removed from the live object.
+func clientSideApply(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	modified, err := withLastApplied(obj)
+	if err != nil {
+		return nil, err
+	}
+	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return create(ctx, ri, modified, opts)
+	case err != nil:
+		return nil, err
+	}
+	patch, patchType, err := threeWayPatch(modified, live)
+	if err != nil {
+		return nil, err
+	}
+	if string(patch) == "{}" {
+		return live, nil
+	}
+	return ri.Patch(ctx, obj.GetName(), patchType, patch, metav1.PatchOptions{
+		FieldManager:    FieldManager,
+		DryRun:          dryRun(opts),
+		FieldValidation: fieldValidation(opts),
+	})
+}
+
+// withLastApplied returns a copy of obj whose last-applied annotation holds
+// obj itself (without that annotation).
+func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	bare := obj.DeepCopy()
+	annotations := bare.GetAnnotations()
+	delete(annotations, AnnotationLastApplied)
+	bare.SetAnnotations(annotations)
+	if len(annotations) == 0 {
+		unstructured.RemoveNestedField(bare.Object, "metadata", "annotations")
+	}
+	data, err := json.Marshal(bare)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	out := bare.DeepCopy()
+	annotations = out.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationLastApplied] = string(data)
+	out.SetAnnotations(annotations)
+	return out, nil
+}
+
+// threeWayPatch computes the patch from live to modified: a strategic merge
+// patch for kinds client-go knows, a JSON merge patch for the others.
+func threeWayPatch(modified, live *unstructured.Unstructured) ([]byte, types.PatchType, error) {
+	original := []byte(live.GetAnnotations()[AnnotationLastApplied])
+	if len(original) == 0 {
+		original = []byte("{}")
+	}
+	modifiedJSON, err := json.Marshal(modified)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode: %w", err)
+	}
+	currentJSON, err := json.Marshal(live)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode live: %w", err)
+	}
+	typed, err := scheme.Scheme.New(modified.GroupVersionKind())
+	if err != nil {
+		patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modifiedJSON, currentJSON)
+		if err != nil {
+			return nil, "", fmt.Errorf("compute merge patch: %w", err)
+		}
+		return patch, types.MergePatchType, nil
+	}
+	lookup, err := strategicpatch.NewPatchMetaFromStruct(typed)
+	if err != nil {
+		return nil, "", fmt.Errorf("patch metadata: %w", err)
+	}
+	patch, err := strategicpatch.CreateThreeWayMergePatch(original, modifiedJSON, currentJSON, lookup, true)
+	if err != nil {
+		return nil, "", fmt.Errorf("compute strategic merge patch: %w", err)
+	}
+	return patch, types.StrategicMergePatchType, nil
+}

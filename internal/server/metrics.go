@@ -1,0 +1,150 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// Registry is where metrics are registered and gathered from, such as
+// prometheus.NewRegistry() or controller-runtime's metrics.Registry.
+type Registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
+}
+
+// ReconcileResult labels a reconcile: ResultSuccess or ResultError.
+type ReconcileResult string
+
+// Reconcile results.
+const (
+	ResultSuccess ReconcileResult = "success"
+	ResultError   ReconcileResult = "error"
+)
+
+// Metrics holds the wavecd_* series the controller updates. All methods are
+// safe for concurrent use.
+type Metrics struct {
+	registry          Registry
+	reconcileTotal    *prometheus.CounterVec
+	reconcileDuration *prometheus.HistogramVec
+	syncTotal         *prometheus.CounterVec
+	appInfo           *prometheus.GaugeVec
+	gitFetchDuration  *prometheus.HistogramVec
+
+	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
+}
+
+// NewMetrics registers wavecd's metrics with reg; a nil reg gets a new
+// registry with the Go and process collectors.
+func NewMetrics(reg Registry) (*Metrics, error) {
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = r
+	}
+	m := &Metrics{
+		registry: reg,
+		reconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_app_reconcile_total",
+			Help: "Application reconciles, by app and result.",
+		}, []string{"namespace", "name", "result"}),
+		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wavecd_app_reconcile_duration_seconds",
+			Help:    "Time an Application reconcile took, by app and result.",
+			Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 16},
+		}, []string{"namespace", "name", "result"}),
+		syncTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_app_sync_total",
+			Help: "Finished sync operations, by app and final phase.",
+		}, []string{"namespace", "name", "project", "phase"}),
+		appInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "wavecd_app_info",
+			Help: "Information about an Application (always 1), like argocd_app_info.",
+		}, []string{"namespace", "name", "project", "health_status", "sync_status"}),
+		gitFetchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wavecd_git_fetch_duration_seconds",
+			Help:    "Time a Git fetch took, by repository and result.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32},
+		}, []string{"repo", "result"}),
+	}
+	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// ObserveReconcile counts one reconcile of an app and its duration.
+func (m *Metrics) ObserveReconcile(namespace, name string, result ReconcileResult, took time.Duration) {
+	m.reconcileTotal.WithLabelValues(namespace, name, string(result)).Inc()
+	m.reconcileDuration.WithLabelValues(namespace, name, string(result)).Observe(took.Seconds())
+}
+
+// ObserveSync counts a sync operation that ended in phase.
+func (m *Metrics) ObserveSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
+	m.syncTotal.WithLabelValues(app.Namespace, app.Name, app.Spec.Project, string(phase)).Inc()
+}
+
+// SetAppInfo records the app's project, health and sync status, replacing
+// the app's previous wavecd_app_info series.
+func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.appInfo.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
+	m.appInfo.WithLabelValues(app.Namespace, app.Name, app.Spec.Project,
+		string(app.Status.Health.Status), string(app.Status.Sync.Status)).Set(1)
+}
+
+// DeleteApp drops every series of a deleted app.
+func (m *Metrics) DeleteApp(namespace, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	labels := prometheus.Labels{"namespace": namespace, "name": name}
+	m.appInfo.DeletePartialMatch(labels)
+	m.reconcileTotal.DeletePartialMatch(labels)
+	m.reconcileDuration.DeletePartialMatch(labels)
+	m.syncTotal.DeletePartialMatch(labels)
+}
+
+// ObserveGitFetch records how long fetching repo took; err is the fetch's
+// result. Credentials in the URL never reach the label.
+func (m *Metrics) ObserveGitFetch(repo string, took time.Duration, err error) {
+	result := string(ResultSuccess)
+	if err != nil {
+		result = string(ResultError)
+	}
+	m.gitFetchDuration.WithLabelValues(redactURL(repo), result).Observe(took.Seconds())
+}
+
+// redactURL drops the user information of a URL or of an scp-like
+// `user@host:path`.
+func redactURL(raw string) string {
+	if !strings.Contains(raw, "://") {
+		if at := strings.LastIndex(raw, "@"); at >= 0 {
+			return raw[at+1:]
+		}
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "invalid-url"
+	}
+	u.User = nil
+	return u.String()
+}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Settings Secret names and keys, as in Argo CD.
+const (
+	SettingsSecretName = "argocd-secret"
+	GitHubSecretKey    = "webhook.github.secret"
+	// PartOfLabel must be "argocd" on a Secret that a `$name:key` value
+	// points into.
+	PartOfLabel = "app.kubernetes.io/part-of"
+)
+
+// SettingsSecret reads webhook secrets from Secret argocd-secret in
+// Namespace. A value `$other:key` is read from key of Secret `other`, which
+// must carry the label app.kubernetes.io/part-of=argocd, as in Argo CD.
+type SettingsSecret struct {
+	Reader    client.Reader
+	Namespace string
+}
+
+// GitHubWebhookSecret returns webhook.github.secret, or "" when the Secret
+// or the key is absent.
+func (s SettingsSecret) GitHubWebhookSecret(ctx context.Context) (string, error) {
+	val, err := s.read(ctx, SettingsSecretName, GitHubSecretKey, false)
+	if err != nil || !strings.HasPrefix(val, "$") {
+		return val, err
+	}
+	name, key, ok := strings.Cut(val[1:], ":")
+	if !ok || name == "" || key == "" {
+		return "", fmt.Errorf("%s in secret %s: a reference must look like $secret-name:key", GitHubSecretKey, SettingsSecretName)
+	}
+	return s.read(ctx, name, key, true)
+}
+
+func (s SettingsSecret) read(ctx context.Context, name, key string, referenced bool) (string, error) {
+	var sec corev1.Secret
+	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &sec)
+	switch {
+	case kerrors.IsNotFound(err) && !referenced:
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, name, err)
+	case referenced && sec.Labels[PartOfLabel] != "argocd":
+		return "", fmt.Errorf("secret %s/%s is referenced by %s but lacks the label %s=argocd", s.Namespace, name, GitHubSecretKey, PartOfLabel)
+	}
+	if b, ok := sec.Data[key]; ok {
+		return string(b), nil
+	}
+	if referenced {
+		return "", fmt.Errorf("secret %s/%s has no key %q", s.Namespace, name, key)
+	}
+	return "", nil
+}

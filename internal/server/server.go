@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultAddr is where the server listens unless told otherwise.
+const DefaultAddr = "127.0.0.1:8080"
+
+// Options configure a Server.
+type Options struct {
+	// Addr is the listen address (default DefaultAddr).
+	Addr string
+	// Webhook serves POST /api/webhook; nil leaves the path out.
+	Webhook http.Handler
+	// Metrics serves /metrics; nil leaves the path out.
+	Metrics *Metrics
+	// Ready decides /readyz; nil is always ready. It gets the request's
+	// context and should return quickly.
+	Ready func(ctx context.Context) error
+	// ShutdownTimeout bounds the graceful shutdown (default 10s).
+	ShutdownTimeout time.Duration
+}
+
+// Server serves wavecd's HTTP endpoints. It is a controller-runtime
+// Runnable that runs on every replica, leader or not.
+type Server struct {
+	opts    Options
+	handler http.Handler
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 10 * time.Second
+	}
+	s := &Server{opts: o}
+	s.handler = s.routes()
+	return s
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
+	mux.HandleFunc("/readyz", s.readyz)
+	if s.opts.Webhook != nil {
+		mux.Handle("/api/webhook", s.opts.Webhook)
+	}
+	if s.opts.Metrics != nil {
+		mux.Handle("/metrics", s.opts.Metrics.Handler())
+	}
+	return mux
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(r.Context()); err != nil {
+			writeText(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			return
+		}
+	}
+	writeText(w, http.StatusOK, "ok")
+}
+
+// Handler returns the server's routes, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// NeedLeaderElection tells controller-runtime to run the server on every
+// replica.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start listens on the configured address and serves until ctx ends, then
+// shuts down gracefully.
+func (s *Server) Start(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.opts.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then stops accepting, waits up to
+// ShutdownTimeout for requests in flight and closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		// Requests keep ctx's values (the logger) but not its
+		// cancellation, so a shutdown lets them finish.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	slog.InfoContext(ctx, "http server listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+		err = serveErr
+	}
+	if err != nil {
+		return fmt.Errorf("shut down http server: %w", err)
+	}
+	return nil
+}

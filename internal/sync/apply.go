@@ -1,0 +1,353 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// crdTimeout bounds the wait for a new CRD to be established.
+const crdTimeout = 30 * time.Second
+
+// prepare completes the plan's tasks before running: the live objects that
+// FailOnSharedResource, ApplyOutOfSyncOnly and RespectIgnoreDifferences need,
+// and ignored fields set to their live values.
+func (e *Executor) prepare(ctx context.Context, st *State) error {
+	o := e.opts.Sync
+	if !o.FailOnSharedResource && !o.ApplyOutOfSyncOnly && !o.RespectIgnoreDifferences {
+		return nil
+	}
+	var missing []*Task
+	for _, t := range e.plan.Tasks {
+		if t.Type == TaskApply && t.Live == nil {
+			missing = append(missing, t)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.opts.Concurrency)
+	for _, t := range missing {
+		g.Go(func() error {
+			live, err := e.cluster.GetOptional(gctx, t.Ref())
+			t.Live = live
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("read live objects: %w", err)
+	}
+	for _, t := range e.plan.Tasks {
+		if t.Type != TaskApply || t.Live == nil {
+			continue
+		}
+		if owner := e.tracking.Owner(t.Live); o.FailOnSharedResource && owner != "" && owner != e.opts.AppName && !st.DryRunDone {
+			t.Err = fmt.Sprintf("%s is already managed by application %q (FailOnSharedResource)", t.Ref(), owner)
+		}
+		if o.RespectIgnoreDifferences {
+			obj, err := diff.RespectIgnored(t.Object, t.Live, e.opts.IgnoreDifferences)
+			if err != nil {
+				return fmt.Errorf("respect ignored differences of %s: %w", t.Ref(), err)
+			}
+			t.Object = obj
+		}
+	}
+	return nil
+}
+
+// createNamespace creates the destination namespace (CreateNamespace)
+// before the dry run, as Argo CD does.
+func (e *Executor) createNamespace(ctx context.Context, st *State) error {
+	i := slices.IndexFunc(st.Tasks, func(t TaskState) bool { return t.Type == TaskNamespace && !t.Phase.terminal() })
+	ts, t := &st.Tasks[i], e.task(st, i)
+	if t == nil {
+		ts.Phase = TaskSkipped
+		return nil
+	}
+	live, err := e.cluster.GetOptional(ctx, t.Ref())
+	switch {
+	case err != nil:
+		return err
+	case live != nil:
+		ts.Phase = TaskSkipped
+		return nil
+	case e.opts.DryRun:
+		ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created (dry run)"
+		return nil
+	}
+	if _, err := e.cluster.Apply(ctx, t.Object, kube.ApplyOptions{Mode: kube.ServerSideApply}); err != nil {
+		ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+		return e.finish(ctx, st, OperationFailed, "the namespace failed to apply: "+err.Error())
+	}
+	ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created"
+	e.events.add(ctx, Event{Type: EventNamespace, SyncPhase: ts.SyncPhase, Task: ts.ID})
+	return nil
+}
+
+// dryRun checks every task before anything is applied; one failure fails
+// the sync with nothing applied. With ApplyOutOfSyncOnly the server-side
+// diff is the dry run, and tasks in sync are skipped.
+func (e *Executor) dryRun(ctx context.Context, st *State) error {
+	skips, err := e.dryRunSkips(ctx, st)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.opts.Concurrency)
+	for i := range st.Tasks {
+		ts, t := &st.Tasks[i], e.task(st, i)
+		if t == nil || started(ts.Phase) || ts.Type == TaskPrune || ts.Type == TaskNamespace {
+			continue
+		}
+		if t.Err != "" {
+			ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, t.Err
+			continue
+		}
+		if reason, ok := skips[ts.ID]; ok {
+			ts.Phase, ts.Message = TaskDryRunOK, reason
+			continue
+		}
+		g.Go(func() error {
+			phase, message := e.dryRunOne(gctx, st, i)
+			mu.Lock()
+			defer mu.Unlock()
+			ts.Phase, ts.Message = phase, message
+			if phase == TaskFailed {
+				ts.Result = ResultSyncFailed
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if failed := failedTasks(st, allIndices(st)); len(failed) > 0 {
+		return e.finish(ctx, st, OperationFailed, failureMessage("one or more objects failed to apply (dry run)", st, failed))
+	}
+	st.DryRunDone = true
+	if e.opts.DryRun {
+		e.completeDryRun(st)
+		return e.finish(ctx, st, OperationSucceeded, "successfully synced (dry run)")
+	}
+	return nil
+}
+
+func allIndices(st *State) []int {
+	out := make([]int, len(st.Tasks))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// dryRunOne dry-runs one task; with ApplyOutOfSyncOnly an object in sync is
+// skipped.
+func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, string) {
+	ts, t := &st.Tasks[i], e.task(st, i)
+	obj := e.objectFor(st, i)
+	if e.opts.Sync.ApplyOutOfSyncOnly && ts.Type == TaskApply && t.Live != nil {
+		res, err := diff.Compare(ctx, obj, t.Live, diff.Options{Predictor: e.predictor(t), Ignore: e.opts.IgnoreDifferences})
+		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: string(res.Status)})
+		switch {
+		case err != nil:
+			return TaskFailed, err.Error()
+		case res.Status == diff.Synced:
+			return TaskSkipped, "already in sync"
+		}
+		return TaskDryRunOK, ""
+	}
+	opts := e.applyOptions(t, true)
+	if ts.Type == TaskHook {
+		// A hook is always created afresh (an earlier one is deleted first):
+		// dry-run a creation under a generated name.
+		obj = obj.DeepCopy()
+		obj.SetGenerateName(obj.GetName()[:min(len(obj.GetName()), 50)] + "-")
+		obj.SetName("")
+		opts.Mode, opts.Force = kube.Create, false
+	}
+	_, err := e.cluster.Apply(ctx, obj, opts)
+	if err != nil {
+		e.events.add(ctx, Event{Type: EventDryRunFailed, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: err.Error()})
+		return TaskFailed, err.Error()
+	}
+	e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID})
+	return TaskDryRunOK, ""
+}
+
+// predictor is the dry-run apply a server-side diff of t compares with.
+func (e *Executor) predictor(t *Task) diff.Predictor {
+	return diff.PredictorFunc(func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return e.cluster.Apply(ctx, obj, e.applyOptions(t, true))
+	})
+}
+
+// dryRunSkips returns the tasks whose dry run cannot run yet, with the
+// reason: their kind comes with a CRD of this sync (or is missing and
+// SkipDryRunOnMissingResource is set), or their namespace is created by it.
+func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]string, error) {
+	crds, namespaces := map[string]bool{}, map[string]bool{}
+	for _, t := range e.plan.Tasks {
+		if t.Object == nil {
+			continue
+		}
+		if gk, ok := kube.CRDGroupKind(t.Object); ok && kube.IsCRD(t.Object) {
+			crds[gk.String()] = true
+		}
+		if isNamespace(t.Object) {
+			namespaces[t.Object.GetName()] = true
+		}
+	}
+	exists := map[string]bool{}
+	for ns := range maps.Keys(namespaces) {
+		live, err := e.cluster.GetOptional(ctx, kube.Ref{GVK: nsGVK, Name: ns})
+		if err != nil {
+			return nil, err
+		}
+		exists[ns] = live != nil
+	}
+	out := map[string]string{}
+	for i, ts := range st.Tasks {
+		t := e.task(st, i)
+		if t == nil || t.Object == nil || ts.Type == TaskNamespace {
+			continue
+		}
+		gk := t.GroupKind()
+		if _, err := e.cluster.Mapping(t.Ref().GVK); meta.IsNoMatchError(err) && (crds[gk.String()] || t.Settings.SkipDryRunOnMissingResource) {
+			out[ts.ID] = "dry run skipped: the kind " + gk.String() + " is not known to the cluster yet"
+			continue
+		}
+		if ns := ts.Namespace; ns != "" && namespaces[ns] && !exists[ns] {
+			out[ts.ID] = "dry run skipped: namespace " + ns + " is created by this sync"
+		}
+	}
+	return out, nil
+}
+
+// completeDryRun records what a real sync would have done.
+func (e *Executor) completeDryRun(st *State) {
+	for i := range st.Tasks {
+		ts, t := &st.Tasks[i], e.task(st, i)
+		switch {
+		case ts.Phase.terminal():
+		case ts.Type == TaskPrune && t != nil:
+			ts.Phase = TaskSucceeded
+			ts.Result, ts.Message = e.pruneVerdict(t)
+			if ts.Result == ResultPruned {
+				ts.Message = "pruned (dry run)"
+			}
+		case ts.SyncPhase == PhaseSyncFail:
+			ts.Phase = TaskSkipped
+		default:
+			ts.Phase, ts.Result = TaskSucceeded, ResultSynced
+			ts.Message = strings.TrimSpace(ts.Message + " (dry run)")
+		}
+	}
+}
+
+// applyOptions are the kube write options of t.
+func (e *Executor) applyOptions(t *Task, dryRun bool) kube.ApplyOptions {
+	return kube.ApplyOptions{
+		Mode:           t.Settings.Mode,
+		Force:          t.Settings.Force,
+		DryRun:         dryRun,
+		SkipValidation: t.Settings.SkipValidation,
+	}
+}
+
+// objectFor returns the object task i writes: a hook gets its generated
+// name, tracking, the hook finalizer and the sync's id.
+func (e *Executor) objectFor(st *State, i int) *unstructured.Unstructured {
+	ts, t := &st.Tasks[i], e.task(st, i)
+	if ts.Type != TaskHook {
+		return t.Object
+	}
+	obj := t.Object.DeepCopy()
+	obj.SetName(ts.Name)
+	obj.SetGenerateName("")
+	e.tracking.Set(obj)
+	if !slices.Contains(obj.GetFinalizers(), FinalizerHook) {
+		obj.SetFinalizers(append(obj.GetFinalizers(), FinalizerHook))
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationSyncID] = st.ID
+	obj.SetAnnotations(annotations)
+	return obj
+}
+
+// applyKinds writes tasks in order, one kind at a time; the tasks of one
+// kind are written in parallel.
+func (e *Executor) applyKinds(ctx context.Context, st *State, idx []int) {
+	for len(idx) > 0 {
+		kind := st.Tasks[idx[0]].Kind
+		n := 1
+		for n < len(idx) && st.Tasks[idx[n]].Kind == kind {
+			n++
+		}
+		group := idx[:n]
+		idx = idx[n:]
+		var g errgroup.Group
+		g.SetLimit(e.opts.Concurrency)
+		for _, i := range group {
+			g.Go(func() error { e.applyOne(ctx, st, i); return nil })
+		}
+		_ = g.Wait()
+	}
+}
+
+// applyOne writes one object or creates one hook.
+func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
+	ts, t := &st.Tasks[i], e.task(st, i)
+	obj := e.objectFor(st, i)
+	event := Event{SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID}
+	e.events.add(ctx, withType(event, EventApply))
+	out, err := e.cluster.Apply(ctx, obj, e.applyOptions(t, false))
+	if err == nil && kube.IsCRD(obj) {
+		err = e.cluster.WaitEstablished(ctx, obj.GetName(), crdTimeout)
+	}
+	if err != nil {
+		ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+		event.Message = err.Error()
+		e.events.add(ctx, withType(event, EventApplyFailed))
+		return
+	}
+	ts.Result = ResultSynced
+	ts.Message = applyMessage(obj, t)
+	t.Live = out
+	ts.Phase = TaskApplied
+	if ts.Type == TaskHook {
+		ts.Phase = TaskRunning
+	}
+	e.events.add(ctx, withType(event, EventApplied))
+}
+
+func withType(e Event, t EventType) Event {
+	e.Type = t
+	return e
+}
+
+// applyMessage says what was done, the way kubectl does.
+func applyMessage(obj *unstructured.Unstructured, t *Task) string {
+	verb := "configured"
+	switch {
+	case t.Type == TaskHook:
+		verb = "created"
+	case t.Settings.Mode == kube.ServerSideApply:
+		verb = "serverside-applied"
+	case t.Live == nil:
+		verb = "created"
+	case t.Settings.Mode == kube.Replace:
+		verb = "replaced"
+	}
+	return strings.ToLower(obj.GetKind()) + "/" + obj.GetName() + " " + verb
+}

@@ -1,0 +1,336 @@
+package sync
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// ErrAwaitingPruneConfirmation is returned by Run when a prune of an object
+// marked Prune=confirm waits for Options.PruneConfirmed; the state stays
+// Running and Run continues once called again with the confirmation.
+var ErrAwaitingPruneConfirmation = errors.New("waiting for pruning confirmation")
+
+// Executor runs a plan against a cluster as a state machine: it observes
+// the saved state, picks the next action and runs it, until the sync ends.
+type Executor struct {
+	cluster  *kube.Cluster
+	opts     Options
+	health   *health.Assessor
+	tracking kube.Tracking
+	plan     *Plan
+	byID     map[string]*Task
+	events   eventLog
+}
+
+// NewExecutor returns an executor of plan on cluster.
+func NewExecutor(cluster *kube.Cluster, plan *Plan, opts Options) (*Executor, error) {
+	if opts.Health == nil {
+		h, err := health.New(health.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("default health assessor: %w", err)
+		}
+		opts.Health = h
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	e := &Executor{
+		cluster:  cluster,
+		opts:     opts,
+		health:   opts.Health,
+		tracking: kube.Tracking{Method: opts.Tracking, AppName: opts.AppName, InstallationID: opts.InstallationID},
+		plan:     plan,
+		byID:     map[string]*Task{},
+		events:   eventLog{notify: opts.OnEvent},
+	}
+	for _, t := range plan.Tasks {
+		e.byID[t.ID] = t
+	}
+	return e, nil
+}
+
+// Events returns the events recorded so far, in order.
+func (e *Executor) Events() []Event { return e.events.list() }
+
+// Run runs the sync until it ends, saving progress in st. A zero st starts a
+// new sync; a st saved by an earlier Run (cancelled, or of a controller that
+// restarted) resumes it: finished tasks are not run again, a hook that was
+// created is waited on, not recreated. Run returns ctx's error when it is
+// cancelled, ErrAwaitingPruneConfirmation when a prune needs confirmation,
+// and nil when the sync ended (st.Phase tells how).
+func (e *Executor) Run(ctx context.Context, st *State) error {
+	if st.ID == "" {
+		e.start(ctx, st)
+	} else {
+		e.resume(ctx, st)
+	}
+	if err := e.prepare(ctx, st); err != nil {
+		return err
+	}
+	for !st.Phase.Completed() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		action := e.next(st)
+		err := action(ctx, st)
+		e.progress(st)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// action is one step of the state machine.
+type action func(ctx context.Context, st *State) error
+
+// next observes st and picks the next action.
+func (e *Executor) next(st *State) action {
+	switch {
+	case slices.ContainsFunc(st.Tasks, func(t TaskState) bool { return t.Type == TaskNamespace && !t.Phase.terminal() }):
+		return e.createNamespace
+	case !st.DryRunDone:
+		return e.dryRun
+	case st.Failure != "":
+		return e.failing
+	}
+	step := e.currentStep(st)
+	switch {
+	case step == nil:
+		return func(ctx context.Context, st *State) error {
+			return e.finish(ctx, st, OperationSucceeded, "successfully synced (all tasks run)")
+		}
+	case slices.ContainsFunc(step, func(i int) bool { return !started(st.Tasks[i].Phase) }):
+		return func(ctx context.Context, st *State) error { return e.runStep(ctx, st, step) }
+	case e.isFinal(st, step) && !slices.ContainsFunc(step, func(i int) bool { return st.Tasks[i].Type == TaskHook }):
+		return func(ctx context.Context, st *State) error { e.settle(ctx, st, step); return nil }
+	}
+	return func(ctx context.Context, st *State) error { return e.waitStep(ctx, st, step) }
+}
+
+// started reports whether a task has been run (or left out).
+func started(p TaskPhase) bool {
+	return p != TaskPending && p != TaskDryRunOK
+}
+
+// start initializes st for a new sync from the plan.
+func (e *Executor) start(ctx context.Context, st *State) {
+	id := make([]byte, 4)
+	_, _ = rand.Read(id)
+	*st = State{ID: hex.EncodeToString(id), Phase: OperationRunning, StartedAt: time.Now().UTC().Truncate(time.Second)}
+	for _, t := range e.plan.Tasks {
+		ref := t.Ref()
+		ts := TaskState{
+			ID: t.ID, Type: t.Type, SyncPhase: t.SyncPhase, Wave: t.Wave, Phase: TaskPending,
+			Group: ref.GVK.Group, Version: ref.GVK.Version, Kind: ref.GVK.Kind, Namespace: ref.Namespace, Name: ref.Name,
+		}
+		if ts.Name == "" && t.Object != nil {
+			ts.Name = hookName(t.Object.GetGenerateName(), e.opts.Revision, st.ID, t.SyncPhase, st.StartedAt.Unix())
+		}
+		st.Tasks = append(st.Tasks, ts)
+	}
+	e.events.add(ctx, Event{Type: EventStart, Message: fmt.Sprintf("sync %s: %d tasks", st.ID, len(st.Tasks))})
+}
+
+// resume attaches a saved state to the plan: tasks are matched by ID; a
+// task that lost its object is left out (apply) or done (prune).
+func (e *Executor) resume(ctx context.Context, st *State) {
+	if st.Phase == "" {
+		st.Phase = OperationRunning
+	}
+	for i := range st.Tasks {
+		ts := &st.Tasks[i]
+		if _, ok := e.byID[ts.ID]; ok || ts.Phase.terminal() {
+			continue
+		}
+		switch ts.Type {
+		case TaskPrune:
+			ts.Phase, ts.Result, ts.Message = TaskPruned, ResultPruned, "pruned"
+		case TaskNamespace:
+			ts.Phase = TaskSkipped
+		default:
+			if ts.Phase == TaskPending || ts.Phase == TaskDryRunOK {
+				ts.Phase, ts.Message = TaskSkipped, "no longer in the desired state"
+			}
+		}
+	}
+	e.events.add(ctx, Event{Type: EventStart, Message: fmt.Sprintf("resume sync %s", st.ID)})
+}
+
+// task returns the plan task of st.Tasks[i], nil when the plan lacks it.
+func (e *Executor) task(st *State, i int) *Task { return e.byID[st.Tasks[i].ID] }
+
+// currentStep returns the indices of the tasks of the first phase and wave
+// (SyncFail left out) that still has unfinished tasks; nil when none has.
+func (e *Executor) currentStep(st *State) []int {
+	first := slices.IndexFunc(st.Tasks, func(t TaskState) bool {
+		return t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal()
+	})
+	if first < 0 {
+		return nil
+	}
+	phase, wave := st.Tasks[first].SyncPhase, st.Tasks[first].Wave
+	var out []int
+	for i, t := range st.Tasks {
+		if t.SyncPhase == phase && t.Wave == wave && t.Type != TaskNamespace && !t.Phase.terminal() {
+			out = append(out, i)
+		}
+	}
+	st.SyncPhase, st.Wave = phase, wave
+	return out
+}
+
+// isFinal reports whether step is the last one with work left.
+func (e *Executor) isFinal(st *State, step []int) bool {
+	for i, t := range st.Tasks {
+		if !slices.Contains(step, i) && t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal() {
+			return false
+		}
+	}
+	return true
+}
+
+// settle ends the last step without waiting for health: like Argo CD, a
+// sync whose last wave has no hook succeeds once that wave is applied.
+func (e *Executor) settle(ctx context.Context, st *State, step []int) {
+	for _, i := range step {
+		ts := &st.Tasks[i]
+		switch {
+		case ts.Type == TaskPrune && ts.Phase == TaskRunning:
+			ts.Phase = TaskPruned
+		case ts.Phase == TaskApplied:
+			ts.Phase = TaskSucceeded
+		}
+	}
+}
+
+// runStep runs the tasks of one phase and wave: prunes first, then the
+// deletion of hooks of earlier syncs, then the writes, kind by kind.
+func (e *Executor) runStep(ctx context.Context, st *State, step []int) error {
+	e.events.add(ctx, Event{Type: EventStep, SyncPhase: st.SyncPhase, Wave: st.Wave})
+	var prunes, hooks []int
+	for _, i := range step {
+		switch {
+		case started(st.Tasks[i].Phase):
+		case st.Tasks[i].Type == TaskPrune:
+			prunes = append(prunes, i)
+		case st.Tasks[i].Type == TaskHook:
+			hooks = append(hooks, i)
+		}
+	}
+	if err := e.prune(ctx, st, prunes); err != nil {
+		return err
+	}
+	if err := e.deleteBeforeCreation(ctx, st, hooks); err != nil {
+		return err
+	}
+	var writes []int
+	for _, i := range step {
+		if !started(st.Tasks[i].Phase) && st.Tasks[i].Type != TaskPrune {
+			writes = append(writes, i)
+		}
+	}
+	e.applyKinds(ctx, st, writes)
+	if failed := failedTasks(st, step); len(failed) > 0 {
+		e.fail(ctx, st, failureMessage("one or more objects failed to apply", st, failed))
+	}
+	return nil
+}
+
+// failing runs the SyncFail phase of a failed sync: it lets running hooks
+// finish, runs the SyncFail hooks, waits for them, and ends the sync.
+func (e *Executor) failing(ctx context.Context, st *State) error {
+	var running, pending, syncFail []int
+	for i, t := range st.Tasks {
+		switch {
+		case t.SyncPhase != PhaseSyncFail && t.Type == TaskHook && t.Phase == TaskRunning:
+			running = append(running, i)
+		case t.SyncPhase == PhaseSyncFail && !started(t.Phase):
+			pending = append(pending, i)
+		case t.SyncPhase == PhaseSyncFail && t.Phase == TaskRunning:
+			syncFail = append(syncFail, i)
+		}
+	}
+	switch {
+	case len(running) > 0:
+		_, err := e.wait(ctx, st, running, true)
+		return err
+	case len(pending) > 0:
+		e.applyKinds(ctx, st, pending)
+		return nil
+	case len(syncFail) > 0:
+		_, err := e.wait(ctx, st, syncFail, true)
+		return err
+	}
+	message := st.Failure
+	var hookFailures []int
+	for i, t := range st.Tasks {
+		if t.SyncPhase == PhaseSyncFail && t.Phase == TaskFailed {
+			hookFailures = append(hookFailures, i)
+		}
+	}
+	if len(hookFailures) > 0 {
+		message += "\n" + failureMessage("one or more SyncFail hooks failed", st, hookFailures)
+	}
+	return e.finish(ctx, st, OperationFailed, message)
+}
+
+// fail marks the sync failed; SyncFail hooks run next.
+func (e *Executor) fail(ctx context.Context, st *State, message string) {
+	st.Failure = message
+	st.Message = message
+	e.events.add(ctx, Event{Type: EventSyncFail, SyncPhase: st.SyncPhase, Wave: st.Wave, Message: message})
+}
+
+// finish deletes hooks as their delete policies say and ends the sync.
+func (e *Executor) finish(ctx context.Context, st *State, phase OperationPhase, message string) error {
+	e.deleteFinishedHooks(ctx, st)
+	now := time.Now().UTC()
+	st.Phase, st.Message, st.FinishedAt = phase, message, &now
+	typ := EventSucceeded
+	if phase == OperationFailed {
+		typ = EventFailed
+	}
+	e.events.add(ctx, Event{Type: typ, Message: message})
+	return nil
+}
+
+func failedTasks(st *State, idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		if st.Tasks[i].Phase == TaskFailed {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// failureMessage is Argo CD's failure message with the tasks' reasons.
+func failureMessage(message string, st *State, failed []int) string {
+	var reasons []string
+	for _, i := range failed {
+		if m := st.Tasks[i].Message; m != "" {
+			reasons = append(reasons, m)
+		}
+	}
+	if len(reasons) == 0 {
+		return message
+	}
+	return message + ", reason: " + strings.Join(reasons, ",")
+}
+
+// progress hands a copy of st to OnProgress.
+func (e *Executor) progress(st *State) {
+	if e.opts.OnProgress != nil {
+		e.opts.OnProgress(*st.DeepCopy())
+	}
+}

@@ -1,0 +1,267 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// SyncPhase is a phase of a sync.
+type SyncPhase string
+
+// The sync phases, in the order they run.
+const (
+	PhasePreSync  SyncPhase = "PreSync"
+	PhaseSync     SyncPhase = "Sync"
+	PhasePostSync SyncPhase = "PostSync"
+	PhaseSyncFail SyncPhase = "SyncFail"
+)
+
+var phaseOrder = map[SyncPhase]int{PhasePreSync: -1, PhaseSync: 0, PhasePostSync: 1, PhaseSyncFail: 2}
+
+// HookDeletePolicy says when a hook is deleted.
+type HookDeletePolicy string
+
+// The hook delete policies.
+const (
+	// HookSucceeded deletes a hook that succeeded, once the sync ends.
+	HookSucceeded HookDeletePolicy = "HookSucceeded"
+	// HookFailed deletes a hook that failed, once the sync ends.
+	HookFailed HookDeletePolicy = "HookFailed"
+	// BeforeHookCreation deletes the hook of an earlier sync before the hook
+	// is created again (the default).
+	BeforeHookCreation HookDeletePolicy = "BeforeHookCreation"
+)
+
+// Annotations and finalizers of hooks and waves.
+const (
+	AnnotationHook             = "argocd.argoproj.io/hook"
+	AnnotationHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
+	AnnotationSyncWave         = "argocd.argoproj.io/sync-wave"
+	annotationHelmHook         = "helm.sh/hook"
+	annotationHelmWeight       = "helm.sh/hook-weight"
+	annotationHelmDeletePolicy = "helm.sh/hook-delete-policy"
+	// FinalizerHook keeps a hook until its result has been read.
+	FinalizerHook = "argocd.argoproj.io/hook-finalizer"
+	// AnnotationSyncID marks a hook with the sync that created it, so a
+	// resumed sync adopts it instead of creating it again.
+	AnnotationSyncID = "wavecd.io/sync-id"
+)
+
+var helmPhases = map[string]SyncPhase{
+	"pre-install":  PhasePreSync,
+	"pre-upgrade":  PhasePreSync,
+	"post-install": PhasePostSync,
+	"post-upgrade": PhasePostSync,
+}
+
+var helmPolicies = map[string]HookDeletePolicy{
+	"before-hook-creation": BeforeHookCreation,
+	"hook-succeeded":       HookSucceeded,
+	"hook-failed":          HookFailed,
+}
+
+func csv(obj *unstructured.Unstructured, key string) []string {
+	value, ok := obj.GetAnnotations()[key]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for part := range strings.SplitSeq(value, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// hookTypes returns the Argo CD hook types of obj (PreSync, Sync, PostSync,
+// SyncFail, PostDelete, Skip); Helm hooks map when there is no Argo CD hook.
+func hookTypes(obj *unstructured.Unstructured) []string {
+	var out []string
+	for _, t := range csv(obj, AnnotationHook) {
+		if slices.Contains([]string{"PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip"}, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, t := range csv(obj, annotationHelmHook) {
+		if p, ok := helmPhases[t]; ok && !slices.Contains(out, string(p)) {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// isSkipped reports whether obj is annotated Skip alone: it is not synced.
+func isSkipped(obj *unstructured.Unstructured) bool {
+	types := hookTypes(obj)
+	return len(types) == 1 && types[0] == "Skip"
+}
+
+// isHook reports whether obj is a hook.
+func isHook(obj *unstructured.Unstructured) bool {
+	if _, ok := obj.GetAnnotations()[AnnotationHook]; ok {
+		return !isSkipped(obj)
+	}
+	return len(hookTypes(obj)) > 0
+}
+
+// hookPhases returns the sync phases a hook runs in, in phase order.
+func hookPhases(obj *unstructured.Unstructured) []SyncPhase {
+	var out []SyncPhase
+	for _, p := range []SyncPhase{PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail} {
+		if slices.Contains(hookTypes(obj), string(p)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// deletePolicies returns the delete policies of a hook; BeforeHookCreation
+// when none is set.
+func deletePolicies(obj *unstructured.Unstructured) []HookDeletePolicy {
+	var out []HookDeletePolicy
+	for _, p := range csv(obj, AnnotationHookDeletePolicy) {
+		if slices.Contains([]HookDeletePolicy{HookSucceeded, HookFailed, BeforeHookCreation}, HookDeletePolicy(p)) {
+			out = append(out, HookDeletePolicy(p))
+		}
+	}
+	for _, p := range csv(obj, annotationHelmDeletePolicy) {
+		if policy, ok := helmPolicies[p]; ok {
+			out = append(out, policy)
+		}
+	}
+	if len(out) == 0 {
+		out = []HookDeletePolicy{BeforeHookCreation}
+	}
+	return out
+}
+
+// waveOf returns obj's wave: argocd.argoproj.io/sync-wave, else
+// helm.sh/hook-weight, else 0.
+func waveOf(obj *unstructured.Unstructured) int {
+	annotations := obj.GetAnnotations()
+	if v, err := strconv.Atoi(strings.TrimSpace(annotations[AnnotationSyncWave])); err == nil {
+		return v
+	}
+	if v, err := strconv.Atoi(strings.TrimSpace(annotations[annotationHelmWeight])); err == nil {
+		return v
+	}
+	return 0
+}
+
+// hookName returns the name of a hook that only has a generateName, the way
+// Argo CD forms it: generateName + <revision[:7]>-<phase>-<start unix time>.
+// syncID stands in for an empty revision.
+func hookName(generateName, revision, syncID string, phase SyncPhase, startedUnix int64) string {
+	if len(revision) > 7 {
+		revision = revision[:7]
+	}
+	if revision == "" {
+		revision = syncID
+	}
+	return generateName + strings.ToLower(fmt.Sprintf("%s-%s-%d", revision, phase, startedUnix))
+}
+
+// deleteBeforeCreation prepares the hooks of a step: a hook this sync
+// already created (a resumed sync) is adopted and waited on; a hook of an
+// earlier sync with the BeforeHookCreation policy is deleted, and the step
+// waits until it is gone before creating the new one.
+func (e *Executor) deleteBeforeCreation(ctx context.Context, st *State, idx []int) error {
+	var gone []kube.Ref
+	for _, i := range idx {
+		ts, t := &st.Tasks[i], e.task(st, i)
+		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}
+		live, err := e.cluster.GetOptional(ctx, ref)
+		if err != nil {
+			return err
+		}
+		switch {
+		case live == nil:
+		case live.GetAnnotations()[AnnotationSyncID] == st.ID:
+			t.Live = live
+			ts.Phase, ts.Result, ts.Message = TaskRunning, ResultSynced, strings.ToLower(ts.Kind)+"/"+ts.Name+" created"
+		case slices.Contains(t.DeletePolicies, BeforeHookCreation):
+			if err := e.deleteHook(ctx, ref); err != nil {
+				ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+				continue
+			}
+			gone = append(gone, ref)
+			e.events.add(ctx, Event{Type: EventHookDeleted, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: "before hook creation"})
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return e.waitGone(ctx, gone)
+}
+
+// deleteHook removes the hook finalizer and deletes the hook.
+func (e *Executor) deleteHook(ctx context.Context, ref kube.Ref) error {
+	if err := e.cluster.RemoveFinalizer(ctx, ref, FinalizerHook); err != nil {
+		return err
+	}
+	return e.cluster.Delete(ctx, ref, kube.DeleteOptions{Propagation: e.opts.Sync.PrunePropagationPolicy})
+}
+
+// deleteFinishedHooks deletes, at the end of a sync, the hooks whose delete
+// policy matches their result: HookSucceeded for a hook that succeeded,
+// HookFailed for one that failed.
+func (e *Executor) deleteFinishedHooks(ctx context.Context, st *State) {
+	for i := range st.Tasks {
+		ts, t := &st.Tasks[i], e.task(st, i)
+		if ts.Type != TaskHook || t == nil {
+			continue
+		}
+		if !(ts.Phase == TaskSucceeded && slices.Contains(t.DeletePolicies, HookSucceeded)) &&
+			!(ts.Phase == TaskFailed && slices.Contains(t.DeletePolicies, HookFailed)) {
+			continue
+		}
+		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}
+		if err := e.deleteHook(ctx, ref); err != nil {
+			ts.Message = strings.TrimSpace(ts.Message + "; failed to delete: " + err.Error())
+			continue
+		}
+		e.events.add(ctx, Event{Type: EventHookDeleted, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: "delete policy"})
+	}
+}
+
+// Terminate stops a running sync: running hooks are read a last time,
+// released from the hook finalizer and deleted, and the sync fails with
+// "Operation terminated".
+func (e *Executor) Terminate(ctx context.Context, st *State) error {
+	st.Phase = OperationTerminating
+	var errs []error
+	for i := range st.Tasks {
+		ts, t := &st.Tasks[i], e.task(st, i)
+		if ts.Type != TaskHook || ts.Phase != TaskRunning || t == nil {
+			continue
+		}
+		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}
+		if err := e.deleteHook(ctx, ref); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ts.Phase, ts.Message = TaskFailed, "Terminated"
+	}
+	if err := errors.Join(errs...); err != nil {
+		st.Message = "Operation termination had errors: " + err.Error()
+		e.progress(st)
+		return err
+	}
+	now := time.Now().UTC()
+	st.Phase, st.Message, st.FinishedAt = OperationFailed, "Operation terminated", &now
+	e.progress(st)
+	return nil
+}

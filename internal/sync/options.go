@@ -1,0 +1,204 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// AnnotationSyncOptions holds an object's own sync options, comma-separated.
+const AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+
+// SyncOptions are an application's syncOptions (Argo CD's strings such as
+// "ServerSideApply=true"), parsed by ParseSyncOptions.
+type SyncOptions struct {
+	ServerSideApply             bool
+	PruneLast                   bool
+	CreateNamespace             bool
+	ApplyOutOfSyncOnly          bool
+	Replace                     bool
+	Force                       bool
+	SkipDryRunOnMissingResource bool
+	FailOnSharedResource        bool
+	RespectIgnoreDifferences    bool
+	// SkipValidation is Validate=false.
+	SkipValidation bool
+	// PrunePropagationPolicy is foreground when empty.
+	PrunePropagationPolicy metav1.DeletionPropagation
+}
+
+// ParseSyncOptions parses Argo CD's syncOptions list. Options wavecd does not
+// know are ignored, as Argo CD does; a known option with a bad value is an
+// error.
+func ParseSyncOptions(list []string) (SyncOptions, error) {
+	var o SyncOptions
+	for _, item := range list {
+		key, value, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if key == "PrunePropagationPolicy" {
+			p, err := parsePropagation(value)
+			if err != nil {
+				return o, err
+			}
+			o.PrunePropagationPolicy = p
+			continue
+		}
+		flag := boolOption(&o, key)
+		if flag == nil {
+			continue
+		}
+		if value != "true" && value != "false" {
+			return o, fmt.Errorf("sync option %s: value %q is not true or false", key, value)
+		}
+		*flag = value == "true"
+		if key == "Validate" {
+			*flag = value == "false"
+		}
+	}
+	return o, nil
+}
+
+// boolOption returns the field of o that key sets; Validate sets
+// SkipValidation, which the caller inverts.
+func boolOption(o *SyncOptions, key string) *bool {
+	switch key {
+	case "ServerSideApply":
+		return &o.ServerSideApply
+	case "PruneLast":
+		return &o.PruneLast
+	case "CreateNamespace":
+		return &o.CreateNamespace
+	case "ApplyOutOfSyncOnly":
+		return &o.ApplyOutOfSyncOnly
+	case "Replace":
+		return &o.Replace
+	case "Force":
+		return &o.Force
+	case "SkipDryRunOnMissingResource":
+		return &o.SkipDryRunOnMissingResource
+	case "FailOnSharedResource":
+		return &o.FailOnSharedResource
+	case "RespectIgnoreDifferences":
+		return &o.RespectIgnoreDifferences
+	case "Validate":
+		return &o.SkipValidation
+	}
+	return nil
+}
+
+func parsePropagation(value string) (metav1.DeletionPropagation, error) {
+	switch strings.ToLower(value) {
+	case "foreground":
+		return metav1.DeletePropagationForeground, nil
+	case "background":
+		return metav1.DeletePropagationBackground, nil
+	case "orphan":
+		return metav1.DeletePropagationOrphan, nil
+	}
+	return "", fmt.Errorf("sync option PrunePropagationPolicy: %q is not foreground, background or orphan", value)
+}
+
+// Options configure a sync: the plan and its execution.
+type Options struct {
+	// AppName is the application's name, written into the tracking.
+	AppName string
+	// Namespace is the destination namespace, given to namespaced objects
+	// without one.
+	Namespace string
+	// Revision is the revision being synced; part of generated hook names.
+	Revision string
+	// Tracking is the tracking method; annotation when empty.
+	Tracking kube.TrackingMethod
+	// InstallationID separates several wavecd or Argo CD instances that
+	// share a cluster (argocd-cm installationID).
+	InstallationID string
+	// Sync holds the application's sync options.
+	Sync SyncOptions
+	// Prune allows deleting objects that left the desired state.
+	Prune bool
+	// PruneConfirmed confirms the prune of objects marked Prune=confirm.
+	PruneConfirmed bool
+	// AllowEmpty allows a prune that leaves the application without objects.
+	AllowEmpty bool
+	// DryRun runs every dry run and reports, applying nothing.
+	DryRun bool
+	// SkipHooks leaves hooks out of the sync.
+	SkipHooks bool
+	// Health assesses objects; Argo CD's built-in checks when nil.
+	Health *health.Assessor
+	// WaveDelay waits this long after a wave is healthy before the next one
+	// starts; 0 by default, 2s for Argo CD parity.
+	WaveDelay time.Duration
+	// IgnoreDifferences are the application's ignoreDifferences, used by
+	// ApplyOutOfSyncOnly and RespectIgnoreDifferences.
+	IgnoreDifferences []diff.IgnoreRule
+	// Concurrency bounds the parallel writes of one kind; 16 when 0.
+	Concurrency int
+	// Scope tells whether a kind is namespaced; a built-in list of
+	// cluster-scoped kinds when nil. kube.Cluster implements it.
+	Scope Scope
+	// OnProgress is called with a copy of the state after every step, so
+	// the caller can persist it.
+	OnProgress func(State)
+	// OnEvent is called with every event the executor records.
+	OnEvent func(Event)
+}
+
+// Scope tells whether objects of a kind live in a namespace.
+type Scope interface {
+	IsNamespaced(gk schema.GroupKind) (bool, error)
+}
+
+// objectOptions are an object's own sync options
+// (argocd.argoproj.io/sync-options).
+type objectOptions map[string]string
+
+func parseObjectOptions(obj *unstructured.Unstructured) objectOptions {
+	out := objectOptions{}
+	if obj == nil {
+		return out
+	}
+	for item := range strings.SplitSeq(obj.GetAnnotations()[AnnotationSyncOptions], ",") {
+		key, value, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if ok {
+			out[key] = value
+		}
+	}
+	return out
+}
+
+// applySettings are the effective write settings of one object.
+type applySettings struct {
+	Mode                        kube.ApplyMode `json:"mode,omitempty"`
+	Force                       bool           `json:"force,omitempty"`
+	SkipValidation              bool           `json:"skipValidation,omitempty"`
+	SkipDryRunOnMissingResource bool           `json:"skipDryRunOnMissingResource,omitempty"`
+}
+
+// settingsFor merges the application's options with obj's own.
+func settingsFor(app SyncOptions, obj, live *unstructured.Unstructured) applySettings {
+	own, liveOwn := parseObjectOptions(obj), parseObjectOptions(live)
+	s := applySettings{
+		Force:                       app.Force || own["Force"] == "true" || liveOwn["Force"] == "true",
+		SkipValidation:              app.SkipValidation || own["Validate"] == "false",
+		SkipDryRunOnMissingResource: app.SkipDryRunOnMissingResource || own["SkipDryRunOnMissingResource"] == "true",
+	}
+	replace := (app.Replace || own["Replace"] == "true" || liveOwn["Replace"] == "true") && own["Replace"] != "false"
+	ssa := (app.ServerSideApply || own["ServerSideApply"] == "true") && own["ServerSideApply"] != "false"
+	switch {
+	case replace:
+		s.Mode = kube.Replace
+	case ssa:
+		s.Mode = kube.ServerSideApply
+	default:
+		s.Mode = kube.ClientSideApply
+	}
+	return s
+}

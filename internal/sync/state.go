@@ -1,0 +1,169 @@
+package sync
+
+import (
+	"slices"
+	"time"
+)
+
+// OperationPhase is the phase of a whole sync operation.
+type OperationPhase string
+
+// The operation phases, as Argo CD names them.
+const (
+	OperationRunning     OperationPhase = "Running"
+	OperationTerminating OperationPhase = "Terminating"
+	OperationFailed      OperationPhase = "Failed"
+	OperationSucceeded   OperationPhase = "Succeeded"
+)
+
+// Completed reports whether the operation has ended.
+func (p OperationPhase) Completed() bool {
+	return p == OperationFailed || p == OperationSucceeded
+}
+
+// TaskPhase is how far one task has come.
+type TaskPhase string
+
+// The task phases.
+const (
+	// TaskPending: nothing done yet.
+	TaskPending TaskPhase = "pending"
+	// TaskDryRunOK: the dry run passed (or was skipped with a reason).
+	TaskDryRunOK TaskPhase = "dry-run-ok"
+	// TaskSkipped: left out (already in sync with ApplyOutOfSyncOnly, or no
+	// longer in the desired state on resume).
+	TaskSkipped TaskPhase = "skipped"
+	// TaskApplied: the object was written; its health is awaited.
+	TaskApplied TaskPhase = "applied"
+	// TaskRunning: a hook was created and has not completed, or a pruned
+	// object is being deleted.
+	TaskRunning TaskPhase = "running"
+	// TaskSucceeded: healthy, hook succeeded, or prune skipped.
+	TaskSucceeded TaskPhase = "succeeded"
+	// TaskFailed: the task failed; Message says why.
+	TaskFailed TaskPhase = "failed"
+	// TaskPruned: the object was deleted and is gone.
+	TaskPruned TaskPhase = "pruned"
+)
+
+// terminal reports whether nothing more happens to a task in this phase.
+func (p TaskPhase) terminal() bool {
+	switch p {
+	case TaskSkipped, TaskSucceeded, TaskFailed, TaskPruned:
+		return true
+	}
+	return false
+}
+
+// ResultCode is the result of one object, as Argo CD names it.
+type ResultCode string
+
+// The result codes.
+const (
+	ResultSynced       ResultCode = "Synced"
+	ResultSyncFailed   ResultCode = "SyncFailed"
+	ResultPruned       ResultCode = "Pruned"
+	ResultPruneSkipped ResultCode = "PruneSkipped"
+)
+
+// TaskState is the saved state of one task.
+type TaskState struct {
+	ID        string    `json:"id"`
+	Type      TaskType  `json:"type"`
+	SyncPhase SyncPhase `json:"syncPhase"`
+	Wave      int       `json:"wave"`
+	Group     string    `json:"group,omitempty"`
+	Version   string    `json:"version"`
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace,omitempty"`
+	// Name is the object's name; for a hook with a generateName, the name
+	// generated once when the sync started.
+	Name    string     `json:"name"`
+	Phase   TaskPhase  `json:"phase"`
+	Result  ResultCode `json:"result,omitempty"`
+	Message string     `json:"message,omitempty"`
+}
+
+// State is the saved state of a sync: enough to resume it after a restart
+// without running a finished hook again or skipping one. It encodes to JSON.
+type State struct {
+	// ID identifies this sync; hooks it creates carry it.
+	ID         string         `json:"id"`
+	Phase      OperationPhase `json:"phase"`
+	Message    string         `json:"message,omitempty"`
+	StartedAt  time.Time      `json:"startedAt"`
+	FinishedAt *time.Time     `json:"finishedAt,omitempty"`
+	// SyncPhase and Wave are the step being worked on.
+	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
+	Wave      int       `json:"wave"`
+	// DryRunDone is set once every task passed its dry run.
+	DryRunDone bool `json:"dryRunDone,omitempty"`
+	// Failure is set when the sync failed; SyncFail hooks then run.
+	Failure string      `json:"failure,omitempty"`
+	Tasks   []TaskState `json:"tasks"`
+}
+
+// DeepCopy returns a copy of s that shares nothing with it.
+func (s *State) DeepCopy() *State {
+	out := *s
+	out.Tasks = slices.Clone(s.Tasks)
+	if s.FinishedAt != nil {
+		t := *s.FinishedAt
+		out.FinishedAt = &t
+	}
+	return &out
+}
+
+// ResourceResult is the result of one object, modeled on Argo CD's
+// ResourceResult.
+type ResourceResult struct {
+	Group     string         `json:"group"`
+	Version   string         `json:"version"`
+	Kind      string         `json:"kind"`
+	Namespace string         `json:"namespace"`
+	Name      string         `json:"name"`
+	Status    ResultCode     `json:"status,omitempty"`
+	Message   string         `json:"message,omitempty"`
+	HookType  string         `json:"hookType,omitempty"`
+	HookPhase OperationPhase `json:"hookPhase,omitempty"`
+	SyncPhase SyncPhase      `json:"syncPhase,omitempty"`
+}
+
+// Result is the outcome of a sync so far.
+type Result struct {
+	Phase     OperationPhase   `json:"phase"`
+	Message   string           `json:"message,omitempty"`
+	Resources []ResourceResult `json:"resources,omitempty"`
+}
+
+// Result returns the per-object results of the tasks that did something,
+// in execution order.
+func (s *State) Result() Result {
+	out := Result{Phase: s.Phase, Message: s.Message}
+	for _, t := range s.Tasks {
+		if t.Phase == TaskSkipped || (t.Result == "" && !t.Phase.terminal() && t.Phase != TaskRunning) {
+			continue
+		}
+		r := ResourceResult{
+			Group: t.Group, Version: t.Version, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
+			Status: t.Result, Message: t.Message, SyncPhase: t.SyncPhase, HookPhase: hookPhase(t.Phase),
+		}
+		if t.Type == TaskHook {
+			r.HookType = string(t.SyncPhase)
+		}
+		out.Resources = append(out.Resources, r)
+	}
+	return out
+}
+
+func hookPhase(p TaskPhase) OperationPhase {
+	switch p {
+	case TaskApplied, TaskRunning:
+		return OperationRunning
+	case TaskFailed:
+		return OperationFailed
+	case TaskSucceeded, TaskPruned:
+		return OperationSucceeded
+	}
+	return ""
+}
