@@ -78,6 +78,26 @@ func TestAssessPrecedence(t *testing.T) {
 			fixture: "assess/app-bogus.yaml",
 			want:    Result{Status: Status{Unknown, `application reports an unknown health status "Fine"`}, Source: SourceApplication},
 		},
+		"child Application whose new spec is not compared yet": {
+			fixture: "assess/app-spec-changed.yaml",
+			want:    Result{Status: Status{Progressing, "waiting for the controller to compare the current spec"}, Source: SourceApplication},
+		},
+		"child Application with a requested sync": {
+			fixture: "assess/app-operation-requested.yaml",
+			want:    Result{Status: Status{Progressing, "sync requested"}, Source: SourceApplication},
+		},
+		"child Application with a running sync": {
+			fixture: "assess/app-sync-running.yaml",
+			want:    Result{Status: Status{Progressing, "sync running: waiting for StatefulSet web/redis: 0/1 ready"}, Source: SourceApplication},
+		},
+		"automatically synced child Application that is OutOfSync": {
+			fixture: "assess/app-automated-outofsync.yaml",
+			want:    Result{Status: Status{Progressing, "waiting for automated sync (OutOfSync)"}, Source: SourceApplication},
+		},
+		"manually synced child Application keeps its health when OutOfSync": {
+			fixture: "assess/app-manual-outofsync.yaml",
+			want:    Result{Status: Status{Status: Healthy}, Source: SourceApplication},
+		},
 		"child Application health off in argo parity": {
 			opts:    Options{ArgoParity: true},
 			fixture: "assess/app-degraded.yaml",

@@ -47,8 +47,10 @@ func applicationPending(obj *unstructured.Unstructured, f *fields) string {
 		return "sync requested"
 	}
 	if phase := f.str("status", "operationState", "phase"); phase == "Running" || phase == "Terminating" {
-		msg := f.str("status", "operationState", "message")
-		return strings.TrimSpace("sync running " + msg)
+		if msg := f.str("status", "operationState", "message"); msg != "" {
+			return "sync running: " + msg
+		}
+		return "sync running"
 	}
 	automated := f.get("spec", "syncPolicy", "automated") != nil && f.get("spec", "syncPolicy", "automated", "enabled") != false
 	if automated && f.str("status", "sync", "status") == "OutOfSync" {
