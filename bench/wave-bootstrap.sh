@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs the engine-neutral wave-bootstrap benchmark (../shared/bench) against
+# wavecd: a fresh local cluster with 3 nodes, the CRDs, the generated repo,
+# the controller as a process, then the shared measure.py. Usage:
+#
+#   bench/wave-bootstrap.sh waves          # 7 waves, 3 s readiness each
+#   bench/wave-bootstrap.sh waves-instant  # 7 waves, instantly ready
+#   bench/wave-bootstrap.sh idle           # 200 apps of one ConfigMap, then 3 min idle
+#
+# Results (JSON) go to bench/results/<scenario>-<time>.json.
+set -euo pipefail
+scenario=${1:?usage: bench/wave-bootstrap.sh waves|waves-instant|idle}
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${SHARED:-$root/../shared}
+suite=$shared/bench/wave-bootstrap
+[ -f "$suite/measure.py" ] || { echo "benchmark scripts not found in $suite (set SHARED=...)" >&2; exit 1; }
+[ -x "$root/bin/wavecd" ] && [ -x "$root/bin/wavecd-localcluster" ] || { echo "run make build first" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/wavecd-bench.XXXXXX)
+ctrl=""
+cleanup() {
+  [ -n "$ctrl" ] && kill "$ctrl" 2>/dev/null && wait "$ctrl" 2>/dev/null || true
+  "$root/bin/wavecd-localcluster" stop --dir "$work/cluster" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+gen=(--scenario waves) expect=8 extra=()
+case "$scenario" in
+  waves) ;;
+  waves-instant) gen+=(--ready-delay 0s) ;;
+  idle) gen=(--scenario idle --count 200) expect=201 extra=(--idle 180) ;;
+  *) echo "unknown scenario $scenario" >&2; exit 2 ;;
+esac
+
+"$root/bin/wavecd-localcluster" start --dir "$work/cluster" --nodes 3 --detach
+export KUBECONFIG=$work/cluster/kubeconfig
+"$root/bin/wavecd" install crds >/dev/null
+kubectl create namespace argocd >/dev/null
+python3 "$suite/gen_repo.py" "$work/repo" --repo-url "$work/repo" "${gen[@]}" >/dev/null
+
+"$root/bin/wavecd" controller --leader-elect=false --namespace argocd --cache-dir "$work/cache" >"$work/controller.log" 2>&1 &
+ctrl=$!
+sleep 1
+mkdir -p "$root/bench/results"
+out=$root/bench/results/$scenario-$(date +%Y%m%dT%H%M%S).json
+if [ ${#extra[@]} -gt 0 ]; then extra+=(--pid "controller=$ctrl"); fi
+python3 "$suite/measure.py" run --kubeconfig "$KUBECONFIG" --root-app "$work/repo/bootstrap/root-app.yaml" \
+  --expect "$expect" --out "$out" "${extra[@]}"
+echo "controller CPU seconds: $(awk '{print ($14+$15)/100}' /proc/$ctrl/stat)"
+echo "result: $out"
