@@ -2,9 +2,7 @@ package render
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,15 +40,15 @@ spec:
             {{- end }}
 `, i, i, i, i)
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	writeFiles(tb, dir, files)
+	commitAll(tb, dir)
+	return dir
+}
+
+// commitAll makes dir a Git repository on branch main with one commit of
+// every file in it.
+func commitAll(tb testing.TB, dir string) {
+	tb.Helper()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "chart"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
@@ -58,7 +56,6 @@ spec:
 			tb.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	return dir
 }
 
 func bigChartApp(repo string) *v1alpha1.Application {

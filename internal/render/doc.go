@@ -3,7 +3,11 @@
 // charts (in Git, in Helm repositories or OCI registries) through the Helm
 // SDK, and Kustomize overlays through kustomize's krusty API. Engine ties
 // sources, multiple sources with $ref value files and the render cache
-// together; each Renderer handles one source type.
+// together; each Renderer handles one source type. Chart dependencies that
+// a chart does not vendor are fetched as `helm dependency build` would,
+// from Helm repositories, OCI registries or their mirrors.
+// Engine.SetCredentials hands the credentials read from repository Secrets
+// to both the Git and the chart fetcher.
 //
 // Renderers read repository files only through a source.Tree, so no path in
 // a source can leave its repository. Rendering is pure: no cluster access,

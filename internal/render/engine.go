@@ -26,6 +26,7 @@ type EngineOptions struct {
 // destination capabilities. It is safe for concurrent use.
 type Engine struct {
 	repos     *source.Repos
+	charts    *source.Charts
 	renderers map[SourceType]Renderer
 	cache     *Cache
 }
@@ -37,7 +38,8 @@ func NewEngine(opts EngineOptions) *Engine {
 		size = 512
 	}
 	e := &Engine{
-		repos: opts.Repos,
+		repos:  opts.Repos,
+		charts: opts.Charts,
 		renderers: map[SourceType]Renderer{
 			TypeDirectory: Directory{},
 			TypeHelm:      &Helm{Charts: opts.Charts},
@@ -48,6 +50,17 @@ func NewEngine(opts EngineOptions) *Engine {
 		e.cache = NewCache(size)
 	}
 	return e
+}
+
+// SetCredentials replaces the credentials of Git repositories, Helm
+// repositories and OCI registries, e.g. with what
+// source.CredentialsFromSecrets read from the repository Secrets. Cached
+// renders stay valid: credentials change access, not content.
+func (e *Engine) SetCredentials(creds source.Credentials) {
+	e.repos.SetCredentials(creds)
+	if e.charts != nil {
+		e.charts.SetCredentials(creds)
+	}
 }
 
 // RenderApp renders every source of app for a destination with caps.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,15 +27,7 @@ func chartRepo(t *testing.T, versions ...string) string {
 			"values-extra.yaml": "message: extra\n",
 			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  version: {{ .Chart.Version }}\n  message: {{ .Values.message }}\n",
 		}
-		for name, content := range files {
-			p := filepath.Join(src, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeFiles(t, src, files)
 		runHelm(t, src, "package", ".", "--destination", out)
 	}
 	runHelm(t, out, "repo", "index", ".")

@@ -15,22 +15,28 @@ import (
 func treeOf(t *testing.T, files map[string]string) *source.Tree {
 	t.Helper()
 	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return fixtureTree(t, dir)
+}
+
+// writeFiles writes files into dir; content "-> target" makes a symlink.
+func writeFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		if target, ok := strings.CutPrefix(content, "-> "); ok {
 			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
+				tb.Fatal(err)
 			}
 			continue
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	return fixtureTree(t, dir)
 }
 
 const tinyChart = "apiVersion: v2\nname: tiny\nversion: 0.1.0\n"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,8 @@ type ChartsOptions struct {
 	// Mirrors replace Helm repository URLs with local folders holding an
 	// index.yaml with its archives, or unpacked charts in <name>/ folders.
 	Mirrors Mirrors
-	// Credentials for Helm repositories and OCI registries.
+	// Credentials for Helm repositories and OCI registries; SetCredentials
+	// replaces them.
 	Credentials Credentials
 	// HTTPClient fetches indexes and archives (default http.DefaultClient).
 	HTTPClient *http.Client
@@ -30,8 +32,8 @@ type ChartsOptions struct {
 	IndexTTL time.Duration
 	// MaxArchives bounds the chart archives kept in memory (default 128).
 	MaxArchives int
-	// PlainHTTPRegistries talks HTTP instead of HTTPS to OCI registries
-	// (for tests and local registries).
+	// PlainHTTPRegistries talks HTTP instead of HTTPS to every OCI
+	// registry; credentials with InsecureOCIForceHTTP do so for theirs.
 	PlainHTTPRegistries bool
 }
 
@@ -42,6 +44,7 @@ type Charts struct {
 	opts ChartsOptions
 
 	mu       sync.Mutex
+	creds    Credentials
 	indexes  map[string]cachedIndex
 	archives map[string][]byte
 	order    []string
@@ -72,7 +75,22 @@ func NewCharts(opts ChartsOptions) *Charts {
 	if opts.MaxArchives <= 0 {
 		opts.MaxArchives = 128
 	}
-	return &Charts{opts: opts, indexes: map[string]cachedIndex{}, archives: map[string][]byte{}}
+	return &Charts{opts: opts, creds: opts.Credentials, indexes: map[string]cachedIndex{}, archives: map[string][]byte{}}
+}
+
+// SetCredentials replaces the credentials, e.g. after the repository
+// Secrets changed (see CredentialsFromSecrets).
+func (c *Charts) SetCredentials(creds Credentials) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.creds = slices.Clone(creds)
+}
+
+// credentials returns the credentials of repoURL, or nil.
+func (c *Charts) credentials(repoURL string) *RepoCredential {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creds.For(repoURL)
 }
 
 // Fetch returns chart name from the repository at repoURL at the newest
@@ -186,7 +204,7 @@ func (c *Charts) get(ctx context.Context, u, repoURL string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", RedactURL(u), err)
 	}
-	if cred := c.opts.Credentials.For(repoURL); cred != nil {
+	if cred := c.credentials(repoURL); cred != nil {
 		switch {
 		case cred.BearerToken != "":
 			req.Header.Set("Authorization", "Bearer "+cred.BearerToken)

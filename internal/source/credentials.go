@@ -1,14 +1,15 @@
 package source
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
-	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -29,8 +30,11 @@ type RepoCredential struct {
 	Password      string
 	BearerToken   string
 	SSHPrivateKey string
-	Insecure      bool
-	EnableOCI     bool
+	// Insecure skips TLS verification (HTTPS) or the host key check (SSH).
+	Insecure  bool
+	EnableOCI bool
+	// InsecureOCIForceHTTP talks plain HTTP to an OCI registry.
+	InsecureOCIForceHTTP bool
 	// Prefix is true for repo-creds Secrets, which match by URL prefix.
 	Prefix bool
 }
@@ -55,7 +59,8 @@ func CredentialFromSecret(s *corev1.Secret) (RepoCredential, error) {
 		URL: get("url"), Type: get("type"), Username: get("username"), Password: get("password"),
 		BearerToken: get("bearerToken"), SSHPrivateKey: get("sshPrivateKey"),
 		Insecure: get("insecure") == "true", EnableOCI: get("enableOCI") == "true",
-		Prefix: kind == SecretTypeRepoCreds,
+		InsecureOCIForceHTTP: get("insecureOCIForceHttp") == "true",
+		Prefix:               kind == SecretTypeRepoCreds,
 	}
 	if c.URL == "" {
 		return RepoCredential{}, fmt.Errorf("secret %s/%s: field url is empty", s.Namespace, s.Name)
@@ -65,6 +70,39 @@ func CredentialFromSecret(s *corev1.Secret) (RepoCredential, error) {
 
 // Credentials is the set of known repository credentials.
 type Credentials []RepoCredential
+
+// CredentialsFromSecrets reads the repository and repo-creds Secrets among
+// secrets (what a controller lists in its namespace); Secrets without either
+// label are skipped. A labelled Secret that cannot be read is left out and
+// named in the returned error, one joined error per Secret, while the
+// credentials of the others are still returned: one broken Secret does not
+// cut off every repository. The result follows namespace and name order,
+// so of two Secrets for one URL the same one always wins.
+func CredentialsFromSecrets(secrets []corev1.Secret) (Credentials, error) {
+	order := make([]*corev1.Secret, len(secrets))
+	for i := range secrets {
+		order[i] = &secrets[i]
+	}
+	slices.SortFunc(order, func(a, b *corev1.Secret) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	var (
+		creds Credentials
+		errs  []error
+	)
+	for _, s := range order {
+		if kind := s.Labels[SecretTypeLabel]; kind != SecretTypeRepo && kind != SecretTypeRepoCreds {
+			continue
+		}
+		c, err := CredentialFromSecret(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		creds = append(creds, c)
+	}
+	return creds, errors.Join(errs...)
+}
 
 // For returns the credentials of repoURL: an exact repository match first,
 // then the repo-creds template with the longest matching URL prefix.
@@ -86,24 +124,14 @@ func (cs Credentials) For(repoURL string) *RepoCredential {
 
 func (c *RepoCredential) insecure() bool { return c != nil && c.Insecure }
 
-// gitAuth turns the credentials into a go-git auth method.
-func (c *RepoCredential) gitAuth() (transport.AuthMethod, error) {
+// gitAuth turns the credentials of repoURL into a go-git auth method; an
+// SSH key is checked against hosts unless the credentials are insecure.
+func (c *RepoCredential) gitAuth(repoURL string, hosts *knownHosts) (transport.AuthMethod, error) {
 	switch {
 	case c == nil:
 		return nil, nil
 	case c.SSHPrivateKey != "":
-		user := c.Username
-		if user == "" {
-			user = "git"
-		}
-		keys, err := gitssh.NewPublicKeys(user, []byte(c.SSHPrivateKey), "")
-		if err != nil {
-			return nil, fmt.Errorf("%s: parse SSH private key: invalid key", c)
-		}
-		if c.Insecure {
-			keys.HostKeyCallback = ssh.InsecureIgnoreHostKey() //nolint:gosec // the Secret asked for it
-		}
-		return keys, nil
+		return c.sshAuth(repoURL, hosts)
 	case c.BearerToken != "":
 		return &githttp.TokenAuth{Token: c.BearerToken}, nil
 	case c.Username != "" || c.Password != "":

@@ -14,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/transport"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -27,9 +26,8 @@ var fetchRefSpecs = []config.RefSpec{
 // gitRepo is one repository: a bare clone in the cache for a remote URL, or
 // a local Git repository read in place.
 type gitRepo struct {
-	loc  location
-	dir  string          // bare clone (remote only)
-	auth *RepoCredential // remote only; may be nil
+	loc location
+	dir string // bare clone (remote only)
 
 	mu   sync.Mutex // go-git repositories are not safe for concurrent use
 	repo *git.Repository
@@ -38,14 +36,21 @@ type gitRepo struct {
 // remoteRefs is what one ls-remote told: ref name to commit, peeled.
 type remoteRefs map[string]plumbing.Hash
 
-func (g *gitRepo) resolve(ctx context.Context, rev string, flight *singleflight.Group) (string, error) {
+// remoteAuth is how a remote repository is reached: its credentials (nil
+// for none) and the SSH known hosts (nil for go-git's default files).
+type remoteAuth struct {
+	cred  *RepoCredential
+	hosts *knownHosts
+}
+
+func (g *gitRepo) resolve(ctx context.Context, rev string, auth remoteAuth, flight *singleflight.Group) (string, error) {
 	if g.loc.kind == locLocalGit {
 		return g.resolveLocal(rev)
 	}
 	if isFullSHA(rev) && g.hasCommit(rev) {
 		return strings.ToLower(rev), nil
 	}
-	v, err, _ := flight.Do(g.loc.key, func() (any, error) { return g.update(ctx) })
+	v, err, _ := flight.Do(g.loc.key, func() (any, error) { return g.update(ctx, auth) })
 	if err != nil {
 		return "", err
 	}
@@ -60,14 +65,14 @@ func (g *gitRepo) resolve(ctx context.Context, rev string, flight *singleflight.
 
 // update lists the remote's refs and fetches when any of them is missing
 // locally, so an unchanged remote costs one round trip.
-func (g *gitRepo) update(ctx context.Context) (remoteRefs, error) {
+func (g *gitRepo) update(ctx context.Context, a remoteAuth) (remoteRefs, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	repo, err := g.openRemoteLocked()
 	if err != nil {
 		return nil, err
 	}
-	auth, err := g.auth.gitAuth()
+	auth, err := a.cred.gitAuth(g.loc.url, a.hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,15 +80,15 @@ func (g *gitRepo) update(ctx context.Context) (remoteRefs, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled, InsecureSkipTLS: g.auth.insecure()})
+	list, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled, InsecureSkipTLS: a.cred.insecure()})
 	if err != nil {
-		return nil, g.redact(fmt.Errorf("list refs: %w", err))
+		return nil, g.redact(fmt.Errorf("list refs: %w", err), a.cred)
 	}
 	refs := peel(list)
 	if !g.haveAll(repo, refs) {
-		err := repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: fetchRefSpecs, Auth: auth, Force: true, Tags: git.NoTags, InsecureSkipTLS: g.auth.insecure()})
+		err := repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: fetchRefSpecs, Auth: auth, Force: true, Tags: git.NoTags, InsecureSkipTLS: a.cred.insecure()})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-			return nil, g.redact(fmt.Errorf("fetch: %w", err))
+			return nil, g.redact(fmt.Errorf("fetch: %w", err), a.cred)
 		}
 	}
 	return refs, nil
@@ -155,7 +160,7 @@ func (g *gitRepo) openRemoteLocked() (*git.Repository, error) {
 		}
 	}
 	if err != nil {
-		return nil, g.redact(fmt.Errorf("open cache %s: %w", g.dir, err))
+		return nil, g.redact(fmt.Errorf("open cache %s: %w", g.dir, err), nil)
 	}
 	g.repo = repo
 	return repo, nil
@@ -330,16 +335,14 @@ func readBlob(repo *git.Repository, h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// redact removes credentials that a transport error may quote.
-func (g *gitRepo) redact(err error) error {
+// redact removes credentials that a transport error may quote and says
+// what to check when the error is about credentials or host keys.
+func (g *gitRepo) redact(err error, cred *RepoCredential) error {
 	if err == nil {
 		return nil
 	}
-	msg := strings.ReplaceAll(err.Error(), g.loc.url, g.loc.display)
-	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
-		msg += " (check the repository credentials)"
-	}
-	return &redactedError{msg: g.auth.scrub(msg), err: err}
+	msg := strings.ReplaceAll(err.Error(), g.loc.url, g.loc.display) + authHint(err)
+	return &redactedError{msg: cred.scrub(msg), err: err}
 }
 
 type redactedError struct {

@@ -84,7 +84,7 @@ func TestCredentialFromSecret(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (&RepoCredential{URL: "git@x:y", SSHPrivateKey: "not a key"}).gitAuth(); err == nil || strings.Contains(err.Error(), "not a key") {
+	if _, err := (&RepoCredential{URL: "git@x:y", SSHPrivateKey: "not a key"}).gitAuth("git@x:y", nil); err == nil || strings.Contains(err.Error(), "not a key") {
 		t.Errorf("bad SSH key error = %v, want an error that does not quote the key", err)
 	}
 }

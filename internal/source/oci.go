@@ -7,6 +7,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/registry"
+	"oras.land/oras-go/v2/registry/remote/auth"
 )
 
 // fetchOCI pulls a chart from an OCI registry: repoURL is
@@ -36,13 +37,20 @@ func (c *Charts) fetchOCI(ctx context.Context, repoURL, name, constraint string)
 	return &FetchedChart{Version: version, Archive: res.Chart.Data}, nil
 }
 
+// registryClient talks to the registry of repoURL with the credentials of
+// repoURL only, never with those in Helm's or Docker's config files.
 func (c *Charts) registryClient(repoURL string) (*registry.Client, error) {
-	opts := []registry.ClientOption{registry.ClientOptEnableCache(false), registry.ClientOptHTTPClient(c.opts.HTTPClient)}
-	if c.opts.PlainHTTPRegistries {
-		opts = append(opts, registry.ClientOptPlainHTTP())
+	authorizer := auth.Client{Client: c.opts.HTTPClient, Cache: auth.NewCache()}
+	authorizer.SetUserAgent("wavecd")
+	cred := c.credentials(repoURL)
+	if cred != nil && (cred.Username != "" || cred.Password != "") {
+		authorizer.Credential = func(context.Context, string) (auth.Credential, error) {
+			return auth.Credential{Username: cred.Username, Password: cred.Password}, nil
+		}
 	}
-	if cred := c.opts.Credentials.For(repoURL); cred != nil && (cred.Username != "" || cred.Password != "") {
-		opts = append(opts, registry.ClientOptBasicAuth(cred.Username, cred.Password))
+	opts := []registry.ClientOption{registry.ClientOptEnableCache(false), registry.ClientOptHTTPClient(c.opts.HTTPClient), registry.ClientOptAuthorizer(authorizer)}
+	if c.opts.PlainHTTPRegistries || (cred != nil && cred.InsecureOCIForceHTTP) {
+		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
 	client, err := registry.NewClient(opts...)
 	if err != nil {

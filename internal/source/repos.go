@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,8 +22,15 @@ type ReposOptions struct {
 	CacheDir string
 	// Mirrors replace repository URLs with local folders or Git repos.
 	Mirrors Mirrors
-	// Credentials are matched to repository URLs (see Credentials.For).
+	// Credentials are matched to repository URLs (see Credentials.For);
+	// SetCredentials replaces them.
 	Credentials Credentials
+	// KnownHosts are the SSH host keys trusted for SSH repositories, in
+	// known_hosts format (the ssh_known_hosts key of Argo CD's
+	// argocd-ssh-known-hosts-cm); SetKnownHosts replaces them. Empty means
+	// the files SSH_KNOWN_HOSTS names, else ~/.ssh/known_hosts. Credentials
+	// marked insecure skip the host key check.
+	KnownHosts string
 	// MaxTrees bounds the number of commit trees kept in memory (default 256).
 	MaxTrees int
 }
@@ -38,14 +46,54 @@ type Repos struct {
 
 	mu    sync.Mutex
 	repos map[string]*gitRepo // by normalized URL
+
+	authMu   sync.RWMutex
+	creds    Credentials
+	hosts    *knownHosts
+	hostsErr error // why KnownHosts could not be parsed
 }
 
-// NewRepos returns a repository cache.
+// NewRepos returns a repository cache. Unparsable KnownHosts fail every
+// fetch of an SSH repository with the parse error.
 func NewRepos(opts ReposOptions) *Repos {
 	if opts.MaxTrees <= 0 {
 		opts.MaxTrees = 256
 	}
-	return &Repos{opts: opts, trees: newTreeCache(opts.MaxTrees), repos: map[string]*gitRepo{}}
+	r := &Repos{opts: opts, trees: newTreeCache(opts.MaxTrees), repos: map[string]*gitRepo{}, creds: opts.Credentials}
+	r.hosts, r.hostsErr = parseKnownHosts(opts.KnownHosts)
+	return r
+}
+
+// SetCredentials replaces the repository credentials, e.g. after the
+// repository Secrets changed (see CredentialsFromSecrets). The next fetch
+// of every repository uses them.
+func (r *Repos) SetCredentials(creds Credentials) {
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	r.creds = slices.Clone(creds)
+}
+
+// SetKnownHosts replaces the SSH known hosts (see ReposOptions.KnownHosts).
+// On a parse error the known hosts in use are kept.
+func (r *Repos) SetKnownHosts(data string) error {
+	hosts, err := parseKnownHosts(data)
+	if err != nil {
+		return err
+	}
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	r.hosts, r.hostsErr = hosts, nil
+	return nil
+}
+
+// auth returns how to reach the remote repository at loc.
+func (r *Repos) auth(loc location) (remoteAuth, error) {
+	r.authMu.RLock()
+	defer r.authMu.RUnlock()
+	if r.hostsErr != nil && isSSHURL(loc.url) {
+		return remoteAuth{}, fmt.Errorf("repository %s: %w", loc.display, r.hostsErr)
+	}
+	return remoteAuth{cred: r.creds.For(loc.url), hosts: r.hosts}, nil
 }
 
 // Checkout resolves revision in the repository at repoURL and returns its
@@ -81,7 +129,13 @@ func (r *Repos) Resolve(ctx context.Context, repoURL, revision string) (string, 
 	if err != nil {
 		return "", err
 	}
-	sha, err := repo.resolve(ctx, revision, &r.flight)
+	var auth remoteAuth
+	if loc.kind == locRemote {
+		if auth, err = r.auth(loc); err != nil {
+			return "", err
+		}
+	}
+	sha, err := repo.resolve(ctx, revision, auth, &r.flight)
 	if err != nil {
 		return "", fmt.Errorf("resolve revision %q of %s: %w", displayRevision(revision), loc.display, err)
 	}
@@ -202,7 +256,6 @@ func (r *Repos) repo(loc location) (*gitRepo, error) {
 	if loc.kind == locRemote {
 		sum := sha256.Sum256([]byte(loc.key))
 		g.dir = filepath.Join(r.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
-		g.auth = r.opts.Credentials.For(loc.url)
 	}
 	r.repos[loc.key] = g
 	return g, nil
