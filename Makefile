@@ -6,10 +6,9 @@ COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
            -X github.com/wavecd/wavecd/internal/buildinfo.Commit=$(COMMIT)
 SHARED ?= ../shared
-DEMO_DIR ?= .cache/demo
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help generate build test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
+.PHONY: help generate bench-bootstrap build test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,14 +44,17 @@ conformance: bin/wavecd ## Argo CD's built-in health fixtures through `wavecd he
 	@test -x $(SHARED)/conformance/run-builtin-health || { echo "conformance suite not found at $(SHARED)/conformance (set SHARED=...)"; exit 1; }
 	python3 $(SHARED)/conformance/run-builtin-health bin/wavecd
 
-demo: build ## start a local cluster with 2 nodes and show them
-	bin/wavecd-localcluster start --dir $(DEMO_DIR) --nodes 2 --detach
-	@if command -v kubectl >/dev/null; then kubectl --kubeconfig $(DEMO_DIR)/kubeconfig get nodes -o wide; \
-	  else bin/wavecd-localcluster status --dir $(DEMO_DIR); fi
-	@echo "stop it with: make demo-stop"
+demo: build ## rehearse the health-check example with Argo CD's Lua fix (wavecd up) until it settles
+	cd examples/healthcheck-poc && ../../bin/wavecd up --fresh --settings settings/app-health-lua.yaml --exit-when-settled
+	@echo "kubeconfig: examples/healthcheck-poc/.wavecd/kubeconfig; make demo-stop removes the cluster"
 
-demo-stop: ## stop the demo cluster
-	bin/wavecd-localcluster stop --dir $(DEMO_DIR)
+demo-stop: ## stop and remove the demo's local cluster
+	cd examples/healthcheck-poc && ../../bin/wavecd down
+
+bench-bootstrap: build ## the shared wave-bootstrap benchmark against wavecd (waves, waves-instant, idle)
+	bench/wave-bootstrap.sh waves
+	bench/wave-bootstrap.sh waves-instant
+	bench/wave-bootstrap.sh idle
 
 bench: build ## benchmarks of both modules
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -16,7 +16,9 @@ func main() {
 	err := cli.NewRootCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}).ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+		if msg := cli.Report(err); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+		}
 		os.Exit(cli.ExitCode(err))
 	}
 }

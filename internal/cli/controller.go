@@ -1,65 +1,94 @@
 package cli
 
 import (
-	"fmt"
+	"context"
+	"io"
 	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wavecd/wavecd/internal/controller"
-	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/server"
 )
 
+// controllerAction runs the controller and its HTTP server.
+type controllerAction struct {
+	errOut  io.Writer
+	kube    kubeFlags
+	opts    controller.Options
+	mirrors []string
+	listen  string
+	verbose bool
+}
+
 func newControllerCommand(s Streams) *cobra.Command {
-	var kube kubeFlags
-	var opts controller.Options
-	var mirrors []string
-	var verbose bool
+	a := &controllerAction{errOut: s.Err}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Application controller against a cluster",
 		Long: `Reconcile the Applications in --namespace: render their sources, compare
 them with the cluster, write Argo CD's status, and run manual and automated
 syncs with health-gated waves. Settings come from the argocd-cm ConfigMap in
-the same namespace. Runs until interrupted.`,
+the same namespace. Runs until interrupted.
+
+It also serves, on --listen (every replica, leader or not):
+  POST /api/webhook  GitHub push events refresh the apps of the pushed
+                     repository and revision (webhook.github.secret in
+                     Secret argocd-secret, when set, must sign them)
+  /metrics           Prometheus metrics (wavecd_app_*, wavecd_git_*)
+  /healthz, /readyz  liveness, and readiness once the caches are synced`,
 		Example: `  wavecd controller --namespace argocd
   wavecd controller --kubeconfig .wavecd/kubeconfig --mirror https://github.com/org/repo.git=./repo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			level := slog.LevelInfo
-			if verbose {
-				level = slog.LevelDebug
-			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level})))
-			opts.Mirrors = source.Mirrors{}
-			for _, m := range mirrors {
-				url, path, err := source.ParseMirror(m)
-				if err != nil {
-					return fmt.Errorf("--mirror %q: %w", m, err)
-				}
-				opts.Mirrors.Add(url, path)
-			}
-			cfg, err := kube.restConfig()
-			if err != nil {
-				return err
-			}
-			ctrl, err := controller.New(cfg, opts)
-			if err != nil {
-				return err
-			}
-			slog.Info("controller starting", "namespace", opts.Namespace)
-			return ctrl.Start(cmd.Context())
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.Run(cmd.Context()) },
 	}
-	kube.addTo(cmd.Flags())
+	a.kube.addTo(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&opts.Namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and argocd-cm")
-	f.BoolVar(&opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
-	f.StringArrayVar(&mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
-	f.StringVar(&opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
-	f.StringVar(&opts.CacheDir, "cache-dir", "", "directory for Git clones (default: the user cache directory)")
-	f.BoolVar(&opts.LeaderElection, "leader-elect", true, "elect one active controller among replicas")
-	f.IntVar(&opts.Workers, "workers", 10, "parallel reconciles")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log every sync step")
+	f.StringVarP(&a.opts.Namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and argocd-cm")
+	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address of the webhook, metrics and health endpoints")
+	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
+	f.StringArrayVar(&a.mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
+	f.StringVar(&a.opts.CacheDir, "cache-dir", "", "directory for Git clones (default: the user cache directory)")
+	f.BoolVar(&a.opts.LeaderElection, "leader-elect", true, "elect one active controller among replicas")
+	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles")
+	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
 	return cmd
+}
+
+// Run builds the controller and its server, and runs both until ctx ends.
+func (a *controllerAction) Run(ctx context.Context) error {
+	level := slog.LevelInfo
+	if a.verbose {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level})))
+	mirrors, err := parseMirrorFlags(a.mirrors)
+	if err != nil {
+		return err
+	}
+	a.opts.Mirrors = mirrors
+	cfg, err := a.kube.restConfig()
+	if err != nil {
+		return err
+	}
+	metrics, err := server.NewMetrics(nil)
+	if err != nil {
+		return err
+	}
+	a.opts.Metrics = metrics
+	ctrl, err := controller.New(cfg, a.opts)
+	if err != nil {
+		return err
+	}
+	webhook := server.NewWebhook(server.WebhookOptions{
+		Apps: ctrl.Lister(), Refresher: ctrl.Refresher(),
+		Secrets: server.SettingsSecret{Reader: ctrl.APIReader(), Namespace: a.opts.Namespace},
+	})
+	srv := server.New(server.Options{Addr: a.listen, Webhook: webhook, Metrics: metrics, Ready: ctrl.Ready})
+	if err := ctrl.Add(srv); err != nil {
+		return err
+	}
+	slog.Info("controller starting", "namespace", a.opts.Namespace, "listen", a.listen)
+	return ctrl.Start(ctx)
 }

@@ -18,10 +18,22 @@ type Streams struct {
 type ExitError struct {
 	Code int
 	Err  error
+	// Quiet means the command already said everything: main prints no
+	// "Error:" line (e.g. `app diff` exiting 1 because a diff was found).
+	Quiet bool
 }
 
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// Report returns the message main should print for err, "" for none.
+func Report(err error) string {
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Quiet {
+		return ""
+	}
+	return "Error: " + err.Error()
+}
 
 // ExitCode returns the exit code main should use for err.
 func ExitCode(err error) int {
@@ -54,5 +66,7 @@ waves on real child health.`,
 	root.AddCommand(newRenderCommand(s))
 	root.AddCommand(newHealthCommand(s))
 	root.AddCommand(newAppCommand(s))
+	root.AddCommand(newUpCommand(s))
+	root.AddCommand(newDownCommand(s))
 	return root
 }

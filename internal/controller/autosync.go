@@ -74,6 +74,17 @@ func hasCondition(app *v1alpha1.Application, typ string) bool {
 	return false
 }
 
+// conditionMessage returns the message of the app's condition of type
+// typ, "" when it has none.
+func conditionMessage(app *v1alpha1.Application, typ string) string {
+	for _, c := range app.Status.Conditions {
+		if c.Type == typ {
+			return c.Message
+		}
+	}
+	return ""
+}
+
 // backoff is a retry backoff.
 type backoff struct {
 	base, max time.Duration

@@ -25,23 +25,36 @@ import (
 // comparison is the outcome of one refresh: what Git wants, what runs,
 // and how they differ.
 type comparison struct {
-	revisions []string
-	desired   []*unstructured.Unstructured
-	live      []*unstructured.Unstructured
-	diffs     []diff.Result
-	resources []v1alpha1.ResourceStatus
-	sync      v1alpha1.SyncStatusCode
-	health    health.AppHealth
+	revisions   []string
+	sourceTypes []string
+	desired     []*unstructured.Unstructured
+	live        []*unstructured.Unstructured
+	diffs       []diff.Result
+	resources   []v1alpha1.ResourceStatus
+	sync        v1alpha1.SyncStatusCode
+	health      health.AppHealth
 }
 
 // compare renders the app and compares it with the live objects. A render
 // or Git error is returned as it is: the caller records a condition and
 // leaves every object in place.
 func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *Settings) (*comparison, error) {
-	res, err := r.engine.RenderApp(ctx, app, r.capabilities(ctx))
+	res, err := r.renderApp(ctx, app)
 	if err != nil {
 		return nil, err
 	}
+	cmp, err := r.diffRendered(ctx, app, res, s)
+	if err != nil {
+		return nil, err
+	}
+	r.watches.ensure(ctx, r, kindsOf(cmp.desired, nil))
+	cmp.resources, cmp.health = r.resourceStatuses(app, cmp, s)
+	return cmp, nil
+}
+
+// diffRendered compares what app rendered to with the live objects its
+// tracking finds.
+func (r *Reconciler) diffRendered(ctx context.Context, app *v1alpha1.Application, res *rendered, s *Settings) (*comparison, error) {
 	desired, err := r.prepareDesired(app, res.Objects, s)
 	if err != nil {
 		return nil, err
@@ -51,12 +64,10 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *
 	if err != nil {
 		return nil, fmt.Errorf("list live objects: %w", err)
 	}
-	r.watches.ensure(ctx, r, kindsOf(desired, nil))
-	cmp := &comparison{revisions: res.Revisions, desired: desired, live: live}
-	if err := r.diffAll(ctx, app, cmp, s); err != nil {
+	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live}
+	if err := r.diffAll(ctx, app, cmp); err != nil {
 		return nil, err
 	}
-	cmp.resources, cmp.health = r.resourceStatuses(app, cmp, s)
 	return cmp, nil
 }
 
@@ -117,7 +128,7 @@ func objKey(o *unstructured.Unstructured) string {
 
 // diffAll compares every desired object with its live counterpart, and
 // lists live objects that left Git as extra.
-func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp *comparison, s *Settings) error {
+func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp *comparison) error {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.live {
 		liveByKey[objKey(l)] = l

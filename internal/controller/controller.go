@@ -24,6 +24,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -47,6 +48,9 @@ type Options struct {
 	// InstallationID overrides argocd-cm's installationID: objects of
 	// another installation sharing the cluster are never touched.
 	InstallationID string
+	// Metrics receives reconcile, sync, app and Git fetch metrics; nil
+	// records none.
+	Metrics *server.Metrics
 }
 
 func (o *Options) defaults() error {
@@ -65,6 +69,10 @@ func (o *Options) defaults() error {
 	}
 	return nil
 }
+
+// LeaderElectionID names the Lease replicas compete for, in the
+// controller's namespace.
+const LeaderElectionID = "wavecd-application-controller"
 
 // Controller reconciles Applications. It is a manager.Runnable host: Start
 // blocks until ctx ends.
@@ -90,6 +98,12 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		// client-go's default of 5 requests per second throttles every
+		// dry run and apply of a wave; Argo CD uses 50/100.
+		cfg.QPS, cfg.Burst = 100, 200
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -99,8 +113,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        "wavecd-application-controller",
+		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.Namespace,
+		// A replica that stops hands the lease over at once instead of
+		// letting it expire.
+		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 			&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
@@ -110,17 +127,10 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	cluster, err := kube.New(cfg)
+	rec, err := buildReconciler(cfg, mgr.GetClient(), mgr.GetAPIReader(), opts)
 	if err != nil {
 		return nil, err
 	}
-	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors})
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("build discovery client: %w", err)
-	}
-	rec := newReconciler(mgr, cluster, repos, opts)
-	rec.discovery = disco
 	rec.cache = mgr.GetCache()
 	if err := rec.setup(mgr); err != nil {
 		return nil, err
@@ -128,21 +138,28 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	return &Controller{mgr: mgr, rec: rec}, nil
 }
 
+// buildReconciler connects a Reconciler to the cluster cfg points at; c may
+// be a cached client, reader must read from the API server.
+func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, opts Options) (*Reconciler, error) {
+	cluster, err := kube.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build discovery client: %w", err)
+	}
+	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors})
+	rec := newReconciler(c, reader, cluster, repos, opts)
+	rec.discovery = disco
+	return rec, nil
+}
+
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
 	return c.mgr.Start(ctx)
 }
-
-// Refresh asks for an immediate refresh of one app (webhooks call it).
-func (c *Controller) Refresh(_ context.Context, namespace, name string, hard bool) error {
-	c.rec.refreshes.mark(name, hard)
-	c.rec.enqueue(namespace, name)
-	return nil
-}
-
-// Client is the manager's cached client.
-func (c *Controller) Client() client.Client { return c.mgr.GetClient() }
 
 func (r *Reconciler) setup(mgr manager.Manager) error {
 	c, err := controller.New("application", mgr, controller.Options{
@@ -164,6 +181,10 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 	settings := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.settingsEvents))
 	if err := c.Watch(settings); err != nil {
 		return fmt.Errorf("watch settings: %w", err)
+	}
+	projects := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.AppProject{}), handler.EnqueueRequestsFromMapFunc(r.projectEvents))
+	if err := c.Watch(projects); err != nil {
+		return fmt.Errorf("watch projects: %w", err)
 	}
 	return nil
 }

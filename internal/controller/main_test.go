@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -38,6 +40,8 @@ type harness struct {
 	ns   string
 	c    client.Client
 	ctrl *Controller
+	// stop stops ctrl before the test ends.
+	stop func()
 }
 
 // startController installs the CRDs and runs a controller for a fresh
@@ -54,30 +58,50 @@ func startController(t *testing.T, opts Options) *harness {
 			t.Fatal(err)
 		}
 	})
-	ns := env.Namespace(t)
-	opts.Namespace = ns
-	// Controllers of parallel tests share the cluster and app names.
-	opts.InstallationID = ns
-	opts.CacheDir = t.TempDir()
-	ctrl, err := New(env.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller stopped with an error: %v", err)
-		}
-	})
 	scheme, _ := Scheme()
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, env: env, ns: ns, c: c, ctrl: ctrl}
+	h := &harness{t: t, env: env, ns: env.Namespace(t), c: c}
+	h.ctrl, h.stop = h.runController(opts)
+	return h
+}
+
+// runController runs one more controller for the harness's namespace. It
+// stops when the test ends, or earlier when stop is called; stop waits
+// until it has stopped.
+func (h *harness) runController(opts Options) (ctrl *Controller, stop func()) {
+	h.t.Helper()
+	opts.Namespace = h.ns
+	// Controllers of parallel tests share the cluster and app names.
+	opts.InstallationID = h.ns
+	opts.CacheDir = h.t.TempDir()
+	ctrl, err := New(h.env.Config, opts)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Start(ctx) }()
+	var once stdsync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				h.t.Errorf("controller stopped with an error: %v", err)
+			}
+		})
+	}
+	h.t.Cleanup(stop)
+	return ctrl, stop
+}
+
+// in returns a copy of h that reports to t, for subtests.
+func (h *harness) in(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
 }
 
 // gitRepo is a local Git repository a test commits to.
@@ -140,6 +164,43 @@ func (h *harness) apply(manifest string) {
 	obj.Namespace = h.ns
 	if err := h.c.Create(context.Background(), obj); err != nil {
 		h.t.Fatalf("create application %s: %v", obj.Name, err)
+	}
+}
+
+// testApp describes an Application a test creates in its namespace.
+type testApp struct {
+	name    string
+	repoURL string
+	// path in the repository (default: the app's name).
+	path string
+	// project (default: default).
+	project     string
+	automated   bool
+	annotations map[string]string
+	finalizers  []string
+	// syncNow requests a manual sync at creation.
+	syncNow bool
+}
+
+// create creates the app, syncing into the harness namespace.
+func (h *harness) create(a testApp) {
+	h.t.Helper()
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: a.name, Annotations: a.annotations, Finalizers: a.finalizers},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     cmp.Or(a.project, "default"),
+			Source:      &v1alpha1.ApplicationSource{RepoURL: a.repoURL, Path: cmp.Or(a.path, a.name), TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: h.ns},
+		},
+	}
+	if a.automated {
+		app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}
+	}
+	if a.syncNow {
+		app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}}
+	}
+	if err := h.c.Create(context.Background(), app); err != nil {
+		h.t.Fatalf("create application %s: %v", a.name, err)
 	}
 }
 

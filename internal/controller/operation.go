@@ -91,6 +91,7 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 		}
 		base := app.DeepCopy()
 		app.Operation = op
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
 		if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
 			return fmt.Errorf("request automated sync: %w", err)
 		}
@@ -101,6 +102,9 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 	if !resuming {
 		if msg := r.dependencyWait(ctx, app); msg != "" {
 			return r.setCondition(ctx, app, v1alpha1.ApplicationConditionDependencyWait, msg)
+		}
+		if err := r.clearDependencyWait(ctx, app); err != nil {
+			return err
 		}
 	}
 	runCtx, cancel := context.WithCancel(withLogger(r.base(), loggerFrom(ctx)))
@@ -117,7 +121,10 @@ func (r *Reconciler) clearDependencyWait(ctx context.Context, app *v1alpha1.Appl
 		if c.Type == v1alpha1.ApplicationConditionDependencyWait {
 			base := app.DeepCopy()
 			clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
-			return r.client.Patch(ctx, app, client.MergeFrom(base))
+			if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+				return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionDependencyWait, err)
+			}
+			return nil
 		}
 	}
 	return nil

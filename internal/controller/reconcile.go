@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -46,6 +45,7 @@ type Reconciler struct {
 	discovery   discovery.DiscoveryInterface
 	cache       cache.Cache
 	lastCompare comparisons
+	metrics     metrics
 	version     stdsync.Once
 	kubeVer     string
 	events      chan event.GenericEvent
@@ -53,11 +53,14 @@ type Reconciler struct {
 	baseCtx     context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
-func newReconciler(mgr manager.Manager, cluster *kube.Cluster, repos *source.Repos, opts Options) *Reconciler {
+// newReconciler builds a Reconciler; c may be a cached client, reader
+// must read from the API server.
+func newReconciler(c client.Client, reader client.Reader, cluster *kube.Cluster, repos *source.Repos, opts Options) *Reconciler {
 	return &Reconciler{
-		client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), cluster: cluster, repos: repos,
+		client: c, apiReader: reader, cluster: cluster, repos: repos,
 		engine:    render.NewEngine(render.EngineOptions{Repos: repos}),
 		opts:      opts,
+		metrics:   metrics{m: opts.Metrics},
 		refreshes: &refreshSet{marks: map[string]bool{}},
 		runners:   &runners{running: map[string]context.CancelFunc{}},
 		watches:   newWatchSet(),
@@ -71,6 +74,7 @@ func newReconciler(mgr manager.Manager, cluster *kube.Cluster, repos *source.Rep
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := slog.With("app", req.Name)
 	ctx = withLogger(ctx, log)
+	start := time.Now()
 	// Read the app from the API server, not the cache: status patches are
 	// merge patches computed against this copy, and a stale copy would drop
 	// a change back to a value the cache still holds.
@@ -78,10 +82,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.apiReader.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.runners.stop(req.Name)
+			r.metrics.deleted(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("read application: %w", err)
 	}
+	res, err := r.reconcileApp(ctx, app)
+	r.metrics.reconciled(req.Namespace, req.Name, err, time.Since(start))
+	if app.DeletionTimestamp == nil {
+		r.metrics.appInfo(app)
+	}
+	return res, err
+}
+
+// reconcileApp is Reconcile for an app that exists.
+func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
 	settings, err := r.settings.get(ctx, r.client, r.opts)
 	if err != nil {
 		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
@@ -95,6 +110,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if problems := checkSpec(proj, app); len(problems) > 0 {
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+	}
+	if err := r.clearInvalidSpec(ctx, app); err != nil {
+		return reconcile.Result{}, err
 	}
 	if r.needsRefresh(app, settings) {
 		if err := r.refresh(ctx, app, proj, settings); err != nil {
@@ -145,12 +163,29 @@ func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Du
 // setCondition records a condition of the given type, replacing any of
 // that type, and returns nil so the reconcile is not retried hot.
 func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) error {
+	if conditionMessage(app, typ) == message && hasCondition(app, typ) {
+		return nil
+	}
 	base := app.DeepCopy()
 	setCondition(&app.Status, typ, message, r.now())
 	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("write condition %s: %w", typ, err)
 	}
 	loggerFrom(ctx).Info("condition", "type", typ, "message", message)
+	return nil
+}
+
+// clearInvalidSpec drops an InvalidSpecError once the project (or the
+// spec) permits the app again.
+func (r *Reconciler) clearInvalidSpec(ctx context.Context, app *v1alpha1.Application) error {
+	if !hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
+		return nil
+	}
+	base := app.DeepCopy()
+	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionInvalidSpecError, err)
+	}
 	return nil
 }
 
@@ -200,6 +235,23 @@ func (r *Reconciler) settingsEvents(ctx context.Context, obj client.Object) []re
 	for i := range apps.Items {
 		r.refreshes.mark(apps.Items[i].Name, false)
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+	}
+	return reqs
+}
+
+// projectEvents reconciles the apps of a project that changed, so a
+// project that permits an app again (or no longer does) takes effect at once.
+func (r *Reconciler) projectEvents(ctx context.Context, obj client.Object) []reconcile.Request {
+	apps := &v1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range apps.Items {
+		project := apps.Items[i].Spec.Project
+		if project == obj.GetName() || project == "" && obj.GetName() == "default" {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+		}
 	}
 	return reqs
 }

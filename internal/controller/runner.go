@@ -57,11 +57,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	target := app.DeepCopy()
-	if op.Revision != "" && target.Spec.Source != nil {
-		target.Spec.Source.TargetRevision = op.Revision
-	}
-	res, err := r.engine.RenderApp(ctx, target, r.capabilities(ctx))
+	res, err := r.renderApp(ctx, operationTarget(app, op))
 	if err != nil {
 		return "", fmt.Errorf("render: %w", err)
 	}
@@ -218,6 +214,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		loggerFrom(ctx).Error("record sync result", "err", err)
 	}
+	r.metrics.synced(app, snapshot.Phase)
 	loggerFrom(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
 }
 
@@ -232,6 +229,12 @@ func addHistory(a *v1alpha1.Application, opState *v1alpha1.OperationState, revis
 	}
 	if a.Spec.Source != nil {
 		entry.Source = *a.Spec.Source
+	}
+	// A rollback records the source it synced, not the app's.
+	if op := opState.Operation.Sync; op != nil && op.Source != nil && a.Spec.Source != nil {
+		entry.Source = *op.Source
+	} else if op != nil && len(op.Sources) > 0 && a.Spec.HasMultipleSources() {
+		entry.Sources = op.Sources
 	}
 	a.Status.History = append(a.Status.History, entry)
 	limit := int64(10)

@@ -30,12 +30,18 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		base = app.DeepCopy()
 	}
 	cmp, err := r.compare(ctx, app, s)
+	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
+		return ctxErr // the controller is stopping: no comparison happened
+	}
 	now := r.now()
 	app.Status.ReconciledAt = nowPtr(now)
 	app.Status.ObservedAt = nowPtr(now)
 	app.Status.ControllerNamespace = r.opts.Namespace
 	if err != nil {
 		setCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError, err.Error(), now)
+		// The spec was compared, if unsuccessfully: the next attempt waits
+		// for the periodic refresh (or a webhook), not for the next event.
+		app.Status.Sync.ComparedTo = comparedTo(app)
 		if app.Status.Sync.Status == "" {
 			app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
 		}
@@ -70,6 +76,13 @@ func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *comparison,
 	}
 	st.Health.Status = code
 	st.Summary.Images = images(cmp.desired)
+	st.SourceType, st.SourceTypes = "", nil
+	switch {
+	case app.Spec.HasMultipleSources():
+		st.SourceTypes = cmp.sourceTypes
+	case len(cmp.sourceTypes) == 1:
+		st.SourceType = cmp.sourceTypes[0]
+	}
 }
 
 // resourceStatuses builds status.resources and the app's health.

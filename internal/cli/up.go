@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/wavecd/wavecd/internal/rehearsal"
+)
+
+const upLong = `Rehearse a GitOps bootstrap on a local cluster and follow it live.
+
+up starts a local cluster (state in .wavecd/ under the current directory,
+kubeconfig at .wavecd/kubeconfig; an existing one is reused, --fresh starts
+from an empty one), installs the CRDs, applies the --settings ConfigMap (or
+removes an argocd-cm an earlier run left), runs the Application controller in
+this process, serves --repo locally and applies the root manifest.
+
+A folder that is not the root of a Git repository is committed as it is into
+.wavecd/repo; a Git repository is read as committed; a URL is cloned. The
+root Application keeps its repoURL: the controller mirrors that URL (and each
+--mirror URL=PATH) to the local copy, so child Applications naming the same
+URL resolve to it too.
+
+The timeline shows each app's sync and health changes, sync and wave starts,
+what a wave waits on, and pod crashes and recoveries, stamped with the
+seconds since the start. The controller's own log goes to
+.wavecd/controller.log.
+
+With --exit-when-settled, up exits 0 once every Application is Synced and
+Healthy with no sync operation running (PostSync hooks included) for 2s, and
+3 when nothing changes for --stall-after or --timeout passes; either way it
+prints a summary table (app, wave, synced at, healthy at, pod restarts) and
+leaves the cluster running for kubectl. Without it, up runs until Ctrl-C,
+then stops the controller. "wavecd down" removes the cluster.
+
+--listen serves /healthz and /readyz; metrics and the webhook are not served
+by up yet.`
+
+const upExample = `  # the health-check demo with Argo CD's documented fix (what make demo runs)
+  cd examples/healthcheck-poc
+  wavecd up --settings settings/app-health-lua.yaml --exit-when-settled
+
+  # the same from an empty cluster, with Argo CD's default behaviour
+  wavecd up --fresh --settings settings/argo-default.yaml --exit-when-settled
+
+  # a repository whose children also use another repository
+  wavecd up --repo ../gitops --root bootstrap/root.yaml \
+    --mirror https://github.com/org/charts.git=../charts`
+
+func newUpCommand(s Streams) *cobra.Command {
+	up := rehearsal.Up{}
+	cmd := &cobra.Command{
+		Use:     "up",
+		Short:   "Rehearse a bootstrap on a local cluster and follow it live",
+		Long:    upLong,
+		Example: upExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			up.Out = s.Out
+			up.RouteLogs = routeLogs
+			return upExit(up.Run(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&up.Repo, "repo", ".", "the repository under test: a folder, a Git repository or a URL")
+	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo")
+	f.StringVar(&up.Settings, "settings", "", "a file with the argocd-cm ConfigMap (and other settings objects) to apply")
+	f.StringArrayVar(&up.Mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	f.IntVar(&up.Nodes, "nodes", 2, "simulated nodes of a new cluster")
+	f.BoolVar(&up.Fresh, "fresh", false, "stop and remove an existing .wavecd first")
+	f.BoolVar(&up.ExitWhenSettled, "exit-when-settled", false, "exit 0 once every app settled, 3 on a stall or timeout")
+	f.DurationVar(&up.Timeout, "timeout", 10*time.Minute, "with --exit-when-settled, how long to wait in all")
+	f.DurationVar(&up.StallAfter, "stall-after", 2*time.Minute, "how long nothing may change before the rehearsal counts as stalled")
+	f.StringVar(&up.Listen, "listen", "", "serve /healthz and /readyz on this address, e.g. 127.0.0.1:8080")
+	return cmd
+}
+
+// upExit gives a rehearsal that did not settle its exit code.
+func upExit(err error) error {
+	var nse *rehearsal.NotSettledError
+	if errors.As(err, &nse) {
+		return &ExitError{Code: rehearsal.ExitNotSettled, Err: err}
+	}
+	return err
+}
+
+// routeLogs points the process-wide loggers (slog's default, which the
+// controller uses, controller-runtime's and klog) at w, keeping the
+// terminal for the timeline.
+func routeLogs(w io.Writer) {
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	slog.SetDefault(slog.New(h))
+	ctrllog.SetLogger(logr.FromSlogHandler(h))
+	klog.SetLogger(logr.FromSlogHandler(h))
+}

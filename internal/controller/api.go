@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/server"
+)
+
+// Refresh asks for an immediate refresh of one app of this controller's
+// namespace. It only records the request: the refresh runs on the next
+// reconcile, which it triggers.
+func (c *Controller) Refresh(_ context.Context, namespace, name string, hard bool) error {
+	if namespace != c.rec.opts.Namespace {
+		return fmt.Errorf("application %s/%s: this controller reconciles namespace %s only", namespace, name, c.rec.opts.Namespace)
+	}
+	c.rec.refreshes.mark(name, hard)
+	c.rec.enqueue(namespace, name)
+	return nil
+}
+
+// Refresher adapts the controller to the webhook's server.Refresher. The
+// leader refreshes in memory, so a push is compared at once; a replica that
+// is not the leader sets the argocd.argoproj.io/refresh annotation instead,
+// which the leader acts on.
+func (c *Controller) Refresher() server.Refresher {
+	return refresher{c: c, fallback: appclient.AnnotationRefresher{Client: c.mgr.GetClient()}}
+}
+
+type refresher struct {
+	c        *Controller
+	fallback appclient.AnnotationRefresher
+}
+
+func (r refresher) Refresh(ctx context.Context, namespace, name string, t appclient.RefreshType) error {
+	select {
+	case <-r.c.mgr.Elected():
+		return r.c.Refresh(ctx, namespace, name, t == appclient.RefreshHard)
+	default:
+		return r.fallback.Refresh(ctx, namespace, name, t)
+	}
+}
+
+// Lister lists the Applications of the controller's namespace from the
+// controller's cache, for the webhook.
+func (c *Controller) Lister() server.AppLister {
+	return appclient.Lister{Reader: c.mgr.GetClient(), Namespaces: []string{c.rec.opts.Namespace}}
+}
+
+// APIReader reads straight from the API server, for objects the
+// controller does not cache (the webhook secret).
+func (c *Controller) APIReader() client.Reader { return c.mgr.GetAPIReader() }
+
+// Client is the manager's cached client.
+func (c *Controller) Client() client.Client { return c.mgr.GetClient() }
+
+// Add runs r beside the controller, started with it and stopped when it
+// stops. A runnable that does not implement
+// manager.LeaderElectionRunnable runs on the leader only.
+func (c *Controller) Add(r manager.Runnable) error {
+	if err := c.mgr.Add(r); err != nil {
+		return fmt.Errorf("add runnable to the controller: %w", err)
+	}
+	return nil
+}
+
+// Elected is closed once this replica leads (at once without leader
+// election).
+func (c *Controller) Elected() <-chan struct{} { return c.mgr.Elected() }
+
+// readyWait bounds how long Ready waits for the caches.
+const readyWait = time.Second
+
+// Ready reports whether the controller's caches are synced, for /readyz.
+func (c *Controller) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	if !c.mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("caches are not synced yet")
+	}
+	return nil
+}

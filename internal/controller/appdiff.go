@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// DiffOptions configure Diff.
+type DiffOptions struct {
+	// Local renders this folder (the source's path on disk) instead of
+	// the app's source in Git; single-source apps only.
+	Local string
+	// CacheDir holds Git clones (default: a folder in the user cache dir).
+	CacheDir string
+	// Mirrors map repository URLs to local paths.
+	Mirrors source.Mirrors
+}
+
+// ObjectDiff is one object whose live state differs from the desired one.
+type ObjectDiff struct {
+	Group, Kind, Namespace, Name string
+	// Missing: desired but not live. Extra: live but no longer desired.
+	Missing, Extra bool
+	// Text is a unified diff from the live object to the one an apply
+	// would store (or the reason the dry run failed). Secret values are
+	// masked.
+	Text string
+}
+
+// Diff compares app with the cluster as a refresh does (render, dry-run
+// apply, normalize, ignoreDifferences), using argocd-cm of the app's
+// namespace, and returns the objects that differ, sorted by group, kind,
+// namespace and name. It writes nothing: the server-side diff dry-runs.
+func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts DiffOptions) ([]ObjectDiff, error) {
+	copts := Options{Namespace: app.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors}
+	if err := copts.defaults(); err != nil {
+		return nil, err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
+	}
+	r, err := buildReconciler(cfg, c, c, copts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.settings.get(ctx, r.client, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	var res *rendered
+	if opts.Local != "" {
+		res, err = r.renderLocal(ctx, app, opts.Local)
+	} else {
+		res, err = r.renderApp(ctx, app)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cmp, err := r.diffRendered(ctx, app, res, s)
+	if err != nil {
+		return nil, err
+	}
+	return objectDiffs(ctx, cmp.diffs)
+}
+
+func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, error) {
+	var out []ObjectDiff
+	for _, d := range results {
+		if d.Status != diff.OutOfSync {
+			continue
+		}
+		if d.GVK.Group == "" && d.GVK.Kind == "Secret" {
+			masked, err := maskSecret(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			d = masked
+		}
+		out = append(out, ObjectDiff{
+			Group: d.GVK.Group, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
+			Missing: d.Missing, Extra: d.Extra, Text: d.Text,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return strings.Join([]string{a.Group, a.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.Group, b.Kind, b.Namespace, b.Name}, "/")
+	})
+	return out, nil
+}
+
+// maskSecret diffs a Secret again with its values replaced by runs of
+// `+`: equal values get equal masks, so the diff still shows which keys
+// changed, as Argo CD shows it.
+func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
+	if d.Predicted == nil && !d.Extra {
+		return d, nil // the dry run failed: Text is its error, with no values
+	}
+	masks := map[string]string{}
+	live, predicted := maskValues(d.Live, masks), maskValues(d.Predicted, masks)
+	if d.Extra {
+		return diff.Extra(live)
+	}
+	res, err := diff.Compare(ctx, predicted, live, diff.Options{})
+	res.Missing = d.Missing
+	return res, err
+}
+
+// maskValues returns a copy of a Secret with every value of data and
+// stringData replaced by its mask, adding new values to masks.
+func maskValues(obj *unstructured.Unstructured, masks map[string]string) *unstructured.Unstructured {
+	if obj == nil {
+		return nil
+	}
+	out := obj.DeepCopy()
+	for _, field := range []string{"data", "stringData"} {
+		values, ok, _ := unstructured.NestedMap(out.Object, field)
+		if !ok {
+			continue
+		}
+		keys := make([]string, 0, len(values))
+		for k := range values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := fmt.Sprint(values[k])
+			if _, seen := masks[v]; !seen {
+				masks[v] = strings.Repeat("+", 8+len(masks))
+			}
+			values[k] = masks[v]
+		}
+		_ = unstructured.SetNestedMap(out.Object, values, field)
+	}
+	return out
+}

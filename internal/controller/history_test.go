@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+)
+
+// TestHistoryAndRollback syncs two revisions, then rolls back to the first
+// the way `wavecd app rollback` does: each successful sync adds a history
+// entry, and the rollback applies the older revision.
+func TestHistoryAndRollback(t *testing.T) {
+	t.Parallel()
+	h := startController(t, Options{})
+	ctx := context.Background()
+	repo := newGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
+	first := repo.git("rev-parse", "HEAD")
+	h.create(testApp{name: "guestbook", repoURL: repo.dir})
+	ac, err := appclient.New(h.env.Config, h.ns, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncAndWait := func(run func(context.Context) (*v1alpha1.Application, error), entries int) {
+		t.Helper()
+		h.waitApp("guestbook", 30*time.Second, "compared", func(a *v1alpha1.Application) bool { return a.Status.Sync.Status != "" })
+		if _, err := run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.waitApp("guestbook", 30*time.Second, "the sync recorded", func(a *v1alpha1.Application) bool {
+			return a.Operation == nil && len(a.Status.History) == entries
+		})
+	}
+	syncAndWait((&appclient.Sync{Client: ac, Name: "guestbook"}).Run, 1)
+	second := repo.commit(map[string]string{"guestbook/cm.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
+	h.refresh("guestbook")
+	h.waitApp("guestbook", 30*time.Second, "OutOfSync at the second commit", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == second && a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
+	})
+	syncAndWait((&appclient.Sync{Client: ac, Name: "guestbook"}).Run, 2)
+	if got := color(t, h); got != "green" {
+		t.Fatalf("color after the second sync = %q, want green", got)
+	}
+	syncAndWait((&appclient.Rollback{Client: ac, Name: "guestbook", ID: 0}).Run, 3)
+	if got := color(t, h); got != "blue" {
+		t.Errorf("color after the rollback = %q, want blue", got)
+	}
+	app := h.app("guestbook")
+	var got []string
+	for _, e := range app.Status.History {
+		got = append(got, e.Revision+" by "+e.InitiatedBy.Username)
+	}
+	want := []string{first + " by tester", second + " by tester", first + " by tester"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("history (-want +got):\n%s", d)
+	}
+	if ids := []int64{app.Status.History[0].ID, app.Status.History[2].ID}; ids[0] != 0 || ids[1] != 2 {
+		t.Errorf("history IDs %v, want 0 and 2", ids)
+	}
+	if app.Status.OperationState.SyncResult.Revision != first {
+		t.Errorf("rollback synced revision %s, want %s", app.Status.OperationState.SyncResult.Revision, first)
+	}
+}
+
+func color(t *testing.T, h *harness) string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "settings"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["color"]
+}
+
+// TestHistoryLimit keeps the last 10 entries, or revisionHistoryLimit.
+func TestHistoryLimit(t *testing.T) {
+	five := int64(5)
+	tests := map[string]struct {
+		limit   *int64
+		syncs   int
+		wantIDs []int64
+	}{
+		"fewer than the default limit": {syncs: 3, wantIDs: []int64{0, 1, 2}},
+		"the default limit is 10":      {syncs: 12, wantIDs: []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		"revisionHistoryLimit":         {limit: &five, syncs: 7, wantIDs: []int64{2, 3, 4, 5, 6}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+				RevisionHistoryLimit: tc.limit, Source: &v1alpha1.ApplicationSource{RepoURL: "r", TargetRevision: "main"},
+			}}
+			now := metav1.Now()
+			op := &v1alpha1.OperationState{Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}, FinishedAt: &now}
+			for range tc.syncs {
+				addHistory(app, op, "abc")
+			}
+			var ids []int64
+			for _, e := range app.Status.History {
+				ids = append(ids, e.ID)
+			}
+			if d := cmp.Diff(tc.wantIDs, ids); d != "" {
+				t.Errorf("history IDs (-want +got):\n%s", d)
+			}
+		})
+	}
+}

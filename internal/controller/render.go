@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// rendered is what an app's sources render to, and how each is rendered
+// (Helm, Kustomize or Directory, in spec order).
+type rendered struct {
+	*render.Result
+	types []string
+}
+
+// renderApp resolves every Git source of app to a commit, timing the
+// fetch for the metrics, then renders the app at those commits. app is not
+// changed.
+func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application) (*rendered, error) {
+	pinned := app.DeepCopy()
+	for _, src := range sourcesOf(&pinned.Spec) {
+		if src.IsHelmRepo() {
+			continue
+		}
+		start := time.Now()
+		sha, err := r.repos.Resolve(ctx, src.RepoURL, src.TargetRevision)
+		r.metrics.gitFetched(src.RepoURL, time.Since(start), err)
+		if err != nil {
+			return nil, fmt.Errorf("application %s: %w", app.Name, err)
+		}
+		if sha != "" {
+			src.TargetRevision = sha
+		}
+	}
+	res, err := r.engine.RenderApp(ctx, pinned, r.capabilities(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &rendered{Result: res, types: r.sourceTypes(ctx, pinned)}, nil
+}
+
+// sourcesOf returns pointers to the spec's sources, so they can be changed
+// in place.
+func sourcesOf(spec *v1alpha1.ApplicationSpec) []*v1alpha1.ApplicationSource {
+	if spec.HasMultipleSources() {
+		out := make([]*v1alpha1.ApplicationSource, len(spec.Sources))
+		for i := range spec.Sources {
+			out[i] = &spec.Sources[i]
+		}
+		return out
+	}
+	if spec.Source != nil {
+		return []*v1alpha1.ApplicationSource{spec.Source}
+	}
+	return nil
+}
+
+// sourceTypes says how each source of a rendered app is rendered; the
+// trees are in the repository cache already.
+func (r *Reconciler) sourceTypes(ctx context.Context, app *v1alpha1.Application) []string {
+	var out []string
+	for _, src := range sourcesOf(&app.Spec) {
+		var tree *source.Tree
+		if !src.IsHelmRepo() {
+			t, err := r.repos.Checkout(ctx, src.RepoURL, src.TargetRevision)
+			if err != nil {
+				return nil
+			}
+			tree = t
+		}
+		typ, err := render.DetectType(src, tree)
+		if err != nil {
+			return nil
+		}
+		out = append(out, string(typ))
+	}
+	return out
+}
+
+// renderLocal renders the folder dir in place of the app's single source,
+// as `argocd app diff --local` does: dir is the source's path on disk.
+func (r *Reconciler) renderLocal(ctx context.Context, app *v1alpha1.Application, dir string) (*rendered, error) {
+	if app.Spec.Source == nil {
+		return nil, errors.New("a local folder can replace the source of a single-source application only")
+	}
+	tree, err := source.ReadDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	src := *app.Spec.Source.DeepCopy()
+	src.RepoURL, src.Path, src.Chart, src.TargetRevision = dir, ".", "", ""
+	res, err := r.engine.Render(ctx, &render.Request{
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src, Tree: tree, Capabilities: r.capabilities(ctx),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", dir, err)
+	}
+	typ, err := render.DetectType(&src, tree)
+	if err != nil {
+		return nil, err
+	}
+	return &rendered{Result: res, types: []string{string(typ)}}, nil
+}
+
+// operationTarget is the app as a sync operation wants it: a rollback
+// names the source and revision of a history entry, a sync may name a
+// revision.
+func operationTarget(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1alpha1.Application {
+	target := app.DeepCopy()
+	multi := target.Spec.HasMultipleSources()
+	switch {
+	case multi && len(op.Sources) > 0:
+		target.Spec.Sources = op.DeepCopy().Sources
+	case !multi && op.Source != nil:
+		target.Spec.Source = op.Source.DeepCopy()
+	}
+	sources := sourcesOf(&target.Spec)
+	if multi {
+		for i, rev := range op.Revisions {
+			if rev != "" && i < len(sources) {
+				sources[i].TargetRevision = rev
+			}
+		}
+	} else if op.Revision != "" && len(sources) == 1 {
+		sources[0].TargetRevision = op.Revision
+	}
+	return target
+}

@@ -1,0 +1,125 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/install"
+)
+
+// fieldOwner is the server-side apply field manager of what up applies.
+const fieldOwner = "wavecd-up"
+
+// bootstrap puts what the controller needs into the cluster: CRDs, the
+// namespace, settings, and the root manifest.
+type bootstrap struct {
+	cfg       *rest.Config
+	client    client.Client
+	namespace string
+}
+
+func newBootstrap(cfg *rest.Config, namespace string) (*bootstrap, error) {
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	return &bootstrap{cfg: cfg, client: c, namespace: namespace}, nil
+}
+
+func (b *bootstrap) installCRDs(ctx context.Context) error {
+	ext, err := apiextensions.NewForConfig(b.cfg)
+	if err != nil {
+		return fmt.Errorf("build client: %w", err)
+	}
+	_, err = install.InstallCRDs(ctx, ext, install.CRDOptions{Timeout: time.Minute})
+	return err
+}
+
+func (b *bootstrap) ensureNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.namespace}}
+	if err := b.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", b.namespace, err)
+	}
+	return nil
+}
+
+// applySettings replaces each settings object with the one given (keys
+// left out of the file do not survive from an earlier run). With no
+// objects it deletes argocd-cm, so a reused cluster keeps no override.
+func (b *bootstrap) applySettings(ctx context.Context, objs []*unstructured.Unstructured) error {
+	if len(objs) == 0 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: controller.SettingsConfigMap}}
+		if err := b.client.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s left by an earlier run: %w", controller.SettingsConfigMap, err)
+		}
+		return nil
+	}
+	for _, o := range objs {
+		if err := b.replace(ctx, o.DeepCopy()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bootstrap) replace(ctx context.Context, o *unstructured.Unstructured) error {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	err := b.client.Get(ctx, client.ObjectKeyFromObject(o), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = b.client.Create(ctx, o)
+	case err == nil:
+		o.SetResourceVersion(live.GetResourceVersion())
+		err = b.client.Update(ctx, o)
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+	}
+	return nil
+}
+
+// refreshApps asks for a refresh of every Application already there (a
+// reused cluster), so their status reflects this run's repository and
+// settings, and returns how many there are.
+func (b *bootstrap) refreshApps(ctx context.Context) (int, error) {
+	apps := &v1alpha1.ApplicationList{}
+	if err := b.client.List(ctx, apps, client.InNamespace(b.namespace)); err != nil {
+		return 0, fmt.Errorf("list applications: %w", err)
+	}
+	r := appclient.AnnotationRefresher{Client: b.client}
+	for _, a := range apps.Items {
+		if err := r.Refresh(ctx, a.Namespace, a.Name, appclient.RefreshNormal); err != nil {
+			return 0, err
+		}
+	}
+	return len(apps.Items), nil
+}
+
+// applyRoot applies the root manifest with server-side apply.
+func (b *bootstrap) applyRoot(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		err := b.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
+			client.FieldOwner(fieldOwner), client.ForceOwnership)
+		if err != nil {
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,388 @@
+package rehearsal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+// example is the seed demo, relative to this package.
+const example = "../../examples/healthcheck-poc"
+
+// rehearsalEnv runs `wavecd up` in process against a workspace of the test.
+type rehearsalEnv struct {
+	t       *testing.T
+	binary  string
+	ws      Workspace
+	repo    string
+	logsDir string
+	runs    int
+}
+
+func newRehearsalEnv(t *testing.T) *rehearsalEnv {
+	t.Helper()
+	bin := os.Getenv(LocalClusterEnv)
+	if bin == "" {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bin, err = testenv.BuildLocalCluster(t.Context(), root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, err := filepath.Abs(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := Workspace{Dir: filepath.Join(t.TempDir(), DefaultWorkspace)}
+	e := &rehearsalEnv{t: t, binary: bin, ws: ws, repo: repo, logsDir: t.TempDir()}
+	t.Cleanup(func() {
+		if err := (&Down{Workspace: ws.Dir, LocalCluster: bin}).Run(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard()) // API warnings about Argo CD's finalizer name
+	return e
+}
+
+// up returns an Up for the example; its output goes to out.
+func (e *rehearsalEnv) up(settings string, out *syncBuffer) *Up {
+	e.runs++
+	u := &Up{
+		Out: out, Workspace: e.ws.Dir, Repo: e.repo, LocalCluster: e.binary,
+		ExitWhenSettled: true, Timeout: 2 * time.Minute, StallAfter: time.Minute,
+	}
+	if settings != "" {
+		u.Settings = filepath.Join(e.repo, "settings", settings)
+	}
+	logPath := filepath.Join(e.logsDir, fmt.Sprintf("controller-%d.log", e.runs))
+	f, err := os.Create(logPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { f.Close() })
+	// The test owns the process: the controller's logs go to the workspace
+	// and to a file that outlives Down, shown when the test fails.
+	u.RouteLogs = func(w io.Writer) { slog.SetDefault(slog.New(slog.NewTextHandler(io.MultiWriter(w, f), nil))) }
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			e.t.Logf("controller log %s (tail):\n%s", logPath, tail(string(b), 40))
+		}
+	})
+	return u
+}
+
+// run runs a rehearsal that must settle and returns its wall time.
+func (e *rehearsalEnv) run(name string, u *Up, out *syncBuffer) time.Duration {
+	e.t.Helper()
+	start := time.Now()
+	err := u.Run(e.t.Context())
+	took := time.Since(start)
+	e.t.Logf("%s: wall time %s\n%s", name, took.Round(100*time.Millisecond), out.String())
+	if err != nil {
+		e.t.Fatalf("%s: up: %v", name, err)
+	}
+	return took
+}
+
+func (e *rehearsalEnv) client() client.Client {
+	e.t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.ws.Kubeconfig())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	scheme, err := controller.Scheme()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+func (e *rehearsalEnv) supervisorPID() int {
+	e.t.Helper()
+	var st struct {
+		SupervisorPID int `json:"supervisorPID"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.ws.Cluster(), "state.json"))
+	if err != nil || json.Unmarshal(b, &st) != nil || st.SupervisorPID == 0 {
+		e.t.Fatalf("read the cluster's state.json: %v %s", err, b)
+	}
+	return st.SupervisorPID
+}
+
+// outcome is what the cluster says about one run of the example.
+type outcome struct {
+	appAHealthy  time.Time // app-a's status.health.lastTransitionTime
+	appBStarted  time.Time // app-b's first sync start
+	maxRestarts  int32     // of app-b's pods
+	createdAfter bool      // every Application was created by this run
+}
+
+func (e *rehearsalEnv) outcome(runStart time.Time) outcome {
+	e.t.Helper()
+	c := e.client()
+	ctx := e.t.Context()
+	apps := &v1alpha1.ApplicationList{}
+	if err := c.List(ctx, apps, client.InNamespace(Namespace)); err != nil {
+		e.t.Fatal(err)
+	}
+	var o outcome
+	o.createdAfter = len(apps.Items) == 3
+	for _, a := range apps.Items {
+		if a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || a.Status.Health.Status != "Healthy" || a.Operation != nil {
+			e.t.Errorf("%s: %s/%s, operation %v after settling", a.Name, a.Status.Sync.Status, a.Status.Health.Status, a.Operation)
+		}
+		if a.CreationTimestamp.Time.Before(runStart.Truncate(time.Second)) {
+			o.createdAfter = false
+		}
+		switch a.Name {
+		case "app-a":
+			if a.Status.Health.LastTransitionTime == nil {
+				e.t.Fatal("app-a has no health.lastTransitionTime")
+			}
+			o.appAHealthy = a.Status.Health.LastTransitionTime.Time
+		case "app-b":
+			switch {
+			case len(a.Status.History) > 0 && a.Status.History[0].DeployStartedAt != nil:
+				o.appBStarted = a.Status.History[0].DeployStartedAt.Time
+			case a.Status.OperationState != nil:
+				o.appBStarted = a.Status.OperationState.StartedAt.Time
+			default:
+				e.t.Fatal("app-b has no sync start time")
+			}
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("app-b")); err != nil {
+		e.t.Fatal(err)
+	}
+	if len(pods.Items) != 2 {
+		e.t.Errorf("app-b runs %d pods, want 2", len(pods.Items))
+	}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			o.maxRestarts = max(o.maxRestarts, cs.RestartCount)
+		}
+	}
+	return o
+}
+
+// TestUpRehearsesTheHealthCheckExample runs the seed demo three times from
+// an empty cluster: with Argo CD's default settings app-b syncs while
+// app-a's Redis is not ready yet and its pods crash; with the Lua fix and
+// with wavecd's defaults app-b waits for a Healthy app-a and never
+// crashes. Then it reuses the cluster, stops a rehearsal with a cancel
+// (Ctrl-C) and removes everything with Down.
+func TestUpRehearsesTheHealthCheckExample(t *testing.T) {
+	e := newRehearsalEnv(t)
+	var pid int
+	for i, tc := range []struct {
+		settings  string
+		appBFirst bool // app-b's sync starts before app-a is Healthy, and its pods crash
+	}{
+		{settings: "argo-default.yaml", appBFirst: true},
+		{settings: "app-health-lua.yaml"},
+		{settings: ""},
+	} {
+		name := "settings " + tc.settings
+		if tc.settings == "" {
+			name = "no settings"
+		}
+		out := &syncBuffer{}
+		u := e.up(tc.settings, out)
+		u.Fresh = true
+		start := time.Now()
+		e.run(name, u, out)
+		o := e.outcome(start)
+		if !o.createdAfter {
+			t.Errorf("%s: --fresh kept Applications of an earlier run", name)
+		}
+		if p := e.supervisorPID(); i > 0 && p == pid {
+			t.Errorf("%s: --fresh reused the cluster (supervisor pid %d)", name, p)
+		} else {
+			pid = p
+		}
+		gap := o.appAHealthy.Sub(o.appBStarted)
+		t.Logf("%s: app-a Healthy at %s, app-b's sync started at %s; app-b's pods restarted up to %d times",
+			name, o.appAHealthy.Format(time.TimeOnly), o.appBStarted.Format(time.TimeOnly), o.maxRestarts)
+		if tc.appBFirst {
+			// Redis takes 10s to be ready: expect a clear gap, not a tie.
+			if gap < 3*time.Second {
+				t.Errorf("%s: app-b's sync started at %s, app-a Healthy at %s; want app-b well before", name, o.appBStarted, o.appAHealthy)
+			}
+			if o.maxRestarts < 1 {
+				t.Errorf("%s: app-b's pods never restarted; want them to crash while Redis is not ready", name)
+			}
+			continue
+		}
+		if o.appBStarted.Before(o.appAHealthy) {
+			t.Errorf("%s: app-b's sync started at %s, before app-a was Healthy at %s", name, o.appBStarted, o.appAHealthy)
+		}
+		if o.maxRestarts != 0 {
+			t.Errorf("%s: app-b's pods restarted %d times; want none", name, o.maxRestarts)
+		}
+	}
+	e.reuseThenInterrupt(pid)
+	e.notSettled()
+	e.downLeavesNothing()
+}
+
+// brokenRoot is a root app whose source path does not exist: its
+// comparison fails once and nothing changes after that.
+const brokenRoot = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: broken, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: https://github.com/example/broken.git, targetRevision: HEAD, path: missing}
+  destination: {server: https://kubernetes.default.svc, namespace: broken}
+  syncPolicy: {automated: {}}
+`
+
+// notSettled checks the exits of --exit-when-settled that are not a
+// success: the timeout passing, and a rehearsal in which nothing changes.
+func (e *rehearsalEnv) notSettled() {
+	t := e.t
+	out := &syncBuffer{}
+	u := e.up("", out)
+	u.Timeout = time.Millisecond
+	var nse *NotSettledError
+	if err := u.Run(t.Context()); !errors.As(err, &nse) || nse.Reason != "not settled within 1ms" {
+		t.Errorf("up with a 1ms timeout: %v, want not settled within 1ms\n%s", err, out.String())
+	}
+
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{"apps/root.yaml": brokenRoot})
+	out = &syncBuffer{}
+	u = e.up("", out)
+	u.Repo, u.StallAfter = repo, 5*time.Second
+	err := u.Run(t.Context())
+	t.Logf("broken root app:\n%s", out.String())
+	if !errors.As(err, &nse) || !strings.HasPrefix(nse.Reason, "stalled: nothing changed for ") ||
+		!slices.ContainsFunc(nse.Waiting, func(w string) bool { return strings.HasPrefix(w, "broken: ") }) {
+		t.Errorf("up with a broken root app: %v, want a stall naming the app", err)
+	}
+}
+
+// reuseThenInterrupt runs up again without --fresh and without
+// --exit-when-settled, cancels it once settled and checks the controller
+// no longer acts.
+func (e *rehearsalEnv) reuseThenInterrupt(pid int) {
+	t := e.t
+	out := &syncBuffer{}
+	u := e.up("", out)
+	u.ExitWhenSettled = false
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- u.Run(ctx) }()
+	deadline := time.After(time.Minute)
+	for !strings.Contains(out.String(), "settled:") {
+		select {
+		case err := <-errc:
+			t.Fatalf("up returned before Ctrl-C: %v\n%s", err, out.String())
+		case <-deadline:
+			t.Fatalf("reused cluster did not settle:\n%s", out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if p := e.supervisorPID(); p != pid {
+		t.Errorf("second up started a new cluster (pid %d, was %d)", p, pid)
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("up after Ctrl-C: %v", err)
+		}
+	case <-time.After(controllerStopTimeout + 5*time.Second):
+		t.Fatal("up did not return after Ctrl-C")
+	}
+	t.Logf("reused cluster, interrupted:\n%s", out.String())
+	// With the controller stopped, nothing heals a deleted Deployment.
+	c := e.client()
+	dep := &appsv1.Deployment{}
+	dep.Namespace, dep.Name = "app-b", "app-b"
+	if err := c.Delete(t.Context(), dep); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err == nil {
+		t.Error("a controller still runs after Ctrl-C: app-b's Deployment came back")
+	}
+}
+
+// downLeavesNothing checks Down stops every process of the cluster and
+// removes the workspace.
+func (e *rehearsalEnv) downLeavesNothing() {
+	t := e.t
+	if err := (&Down{Workspace: e.ws.Dir, LocalCluster: e.binary}).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.ws.Dir); !os.IsNotExist(err) {
+		t.Errorf("workspace %s still there after down: %v", e.ws.Dir, err)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(e.ws.Dir)) {
+			t.Errorf("process %s still runs after down: %s", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

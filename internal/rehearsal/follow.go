@@ -1,0 +1,183 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/server"
+)
+
+// controllerStopTimeout bounds the wait for the controller to stop.
+const controllerStopTimeout = 30 * time.Second
+
+// follow runs the controller, applies the root manifest and prints the
+// timeline until the apps settle (with ExitWhenSettled) or ctx ends.
+func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	events := make(chan observation, 256)
+	listed, err := watchCluster(watchCtx, s.cfg, Namespace, events)
+	if err != nil {
+		return err
+	}
+	fatal := make(chan error, 2)
+	stop, err := u.startController(ctx, s, fatal)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if u.Listen != "" {
+		srv := server.New(server.Options{Addr: u.Listen})
+		go func() { fatal <- srv.Start(watchCtx) }()
+	}
+	var names []string
+	for _, a := range rootApps(s.repo.root) {
+		names = append(names, a.GetName())
+	}
+	t := newTracker(p.start, names)
+	catchUp(p, t, events, listed)
+	b, err := newBootstrap(s.cfg, Namespace)
+	if err != nil {
+		return err
+	}
+	if err := b.applyRoot(ctx, s.repo.root); err != nil {
+		return err
+	}
+	p.say("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
+	return u.loop(ctx, p, t, events, fatal)
+}
+
+// catchUp prints what the cluster held when the watch started (apps of an
+// earlier run), so the timeline stays in order.
+func catchUp(p *printer, t *tracker, events <-chan observation, listed func() bool) {
+	show := func(o observation) {
+		for _, l := range t.observe(o) {
+			p.print(l)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); !listed() && time.Now().Before(deadline); {
+		select {
+		case o := <-events:
+			show(o)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	for {
+		select {
+		case o := <-events:
+			show(o)
+		default:
+			return
+		}
+	}
+}
+
+// startController runs the controller in process until ctx ends or the
+// returned stop is called; stop waits for it. An exit of its own is sent
+// to fatal.
+func (u *Up) startController(ctx context.Context, s *session, fatal chan<- error) (stop func(), err error) {
+	ctrl, err := controller.New(s.cfg, controller.Options{Namespace: Namespace, Mirrors: s.mirrors, CacheDir: s.ws.Cache()})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := ctrl.Start(ctx)
+		if ctx.Err() == nil {
+			fatal <- fmt.Errorf("controller stopped: %w", err)
+		}
+	}()
+	return func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(controllerStopTimeout):
+		}
+	}, nil
+}
+
+// loop prints the timeline and decides when the rehearsal is over.
+func (u *Up) loop(ctx context.Context, p *printer, t *tracker, events <-chan observation, fatal <-chan error) error {
+	opts := settleOptions{For: u.SettleFor, StallAfter: u.StallAfter}
+	if u.ExitWhenSettled {
+		opts.Timeout = u.Timeout
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	reported := verdictWaiting
+	for {
+		select {
+		case <-ctx.Done():
+			p.say("interrupted: stopping the controller")
+			return u.finish(p, t, &NotSettledError{Reason: "interrupted", Waiting: t.unsettled()}, reported != verdictSettled)
+		case err := <-fatal:
+			return err
+		case o := <-events:
+			for _, l := range t.observe(o) {
+				p.print(l)
+			}
+		case now := <-tick.C:
+			v := t.decide(now, opts)
+			if v == reported {
+				continue
+			}
+			reported = v
+			if done, err := u.report(p, t, v, now); done {
+				return err
+			}
+		}
+	}
+}
+
+// report prints a new verdict and says whether the rehearsal is over.
+func (u *Up) report(p *printer, t *tracker, v verdict, now time.Time) (bool, error) {
+	var nse *NotSettledError
+	switch v {
+	case verdictSettled:
+		p.say("settled: every app Synced and Healthy, no sync running")
+		if !u.ExitWhenSettled {
+			fmt.Fprintln(p.out)
+			_ = t.writeSummary(p.out)
+			fmt.Fprintln(p.out)
+			return false, nil
+		}
+		return true, u.finish(p, t, nil, true)
+	case verdictStalled:
+		nse = &NotSettledError{Reason: fmt.Sprintf("stalled: nothing changed for %s", now.Sub(t.lastChange).Round(time.Second))}
+	case verdictTimedOut:
+		nse = &NotSettledError{Reason: fmt.Sprintf("not settled within %s", u.Timeout)}
+	default:
+		return false, nil
+	}
+	nse.Waiting = t.unsettled()
+	p.say("%s", nse.Reason)
+	for _, w := range nse.Waiting {
+		p.say("  waiting on %s", w)
+	}
+	if !u.ExitWhenSettled {
+		return false, nil // reported; the rehearsal goes on until Ctrl-C
+	}
+	return true, u.finish(p, t, nse, true)
+}
+
+// finish prints the summary (unless it was just printed) and how to
+// inspect the cluster. It returns nse when the rehearsal was to exit once
+// settled and did not.
+func (u *Up) finish(p *printer, t *tracker, nse *NotSettledError, summary bool) error {
+	if summary {
+		fmt.Fprintln(p.out)
+		_ = t.writeSummary(p.out)
+	}
+	ws, _ := NewWorkspace(u.Workspace)
+	fmt.Fprintf(p.out, "\nThe cluster keeps running: kubectl --kubeconfig %s get applications -n %s\n", displayPath(ws.Kubeconfig()), Namespace)
+	fmt.Fprintln(p.out, "wavecd down stops and removes it.")
+	if nse == nil || !u.ExitWhenSettled {
+		return nil
+	}
+	return nse
+}

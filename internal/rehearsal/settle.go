@@ -1,0 +1,194 @@
+package rehearsal
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// NotSettledError reports a rehearsal that stalled, ran out of time or was
+// interrupted before every app settled. The CLI exits with ExitNotSettled.
+type NotSettledError struct {
+	// Reason says what ended the wait.
+	Reason string
+	// Waiting lists the apps not settled and why.
+	Waiting []string
+}
+
+// ExitNotSettled is the exit code of `wavecd up --exit-when-settled` when
+// the rehearsal does not settle.
+const ExitNotSettled = 3
+
+func (e *NotSettledError) Error() string {
+	if len(e.Waiting) == 0 {
+		return "not settled: " + e.Reason
+	}
+	return "not settled: " + e.Reason + "; " + strings.Join(e.Waiting, "; ")
+}
+
+// settleOptions are the time windows of the settle decision.
+type settleOptions struct {
+	// For is how long everything must stay settled.
+	For time.Duration
+	// StallAfter ends a rehearsal in which nothing changed for that long.
+	StallAfter time.Duration
+	// Timeout bounds the whole rehearsal.
+	Timeout time.Duration
+}
+
+// verdict is the settle decision at one instant.
+type verdict int
+
+const (
+	verdictWaiting verdict = iota
+	verdictSettled
+	verdictStalled
+	verdictTimedOut
+)
+
+// decide says whether the rehearsal settled, stalled or timed out at now.
+func (t *tracker) decide(now time.Time, o settleOptions) verdict {
+	quiet := now.Sub(t.lastChange)
+	switch {
+	case len(t.unsettled()) == 0 && quiet >= o.For:
+		return verdictSettled
+	case o.Timeout > 0 && now.Sub(t.start) >= o.Timeout:
+		return verdictTimedOut
+	case o.StallAfter > 0 && quiet >= o.StallAfter:
+		return verdictStalled
+	}
+	return verdictWaiting
+}
+
+// unsettled lists the apps that are not Synced and Healthy with no sync
+// running (PostSync hooks included) since this rehearsal started, with
+// the reason; with no app at all it says so.
+func (t *tracker) unsettled() []string {
+	var out []string
+	present := 0
+	for _, name := range t.order {
+		a := t.apps[name]
+		if a.gone {
+			if a.root {
+				out = append(out, name+": not created yet")
+			}
+			continue
+		}
+		present++
+		if why := a.unsettledReason(t.start); why != "" {
+			out = append(out, name+": "+why)
+		}
+	}
+	if present == 0 && len(out) == 0 {
+		out = append(out, "no Application yet")
+	}
+	return out
+}
+
+func (a *appTrack) unsettledReason(start time.Time) string {
+	if c := a.errorCondition(); c != "" {
+		return c
+	}
+	switch {
+	case a.reconciledAt.Before(start.Truncate(time.Second)):
+		return "not compared by this run's controller yet"
+	case a.running || a.operation:
+		if a.wait != "" {
+			return "sync running, " + a.wait
+		}
+		return "sync running"
+	case a.sync != "Synced" || a.health != "Healthy":
+		s := orDash(a.sync) + " " + orDash(a.health)
+		switch {
+		case a.health == "Healthy":
+		case a.blocker != "":
+			s += ", waits on " + a.blocker
+		case a.healthMsg != "":
+			s += ": " + a.healthMsg
+		}
+		return s
+	}
+	return ""
+}
+
+// errorCondition returns the first error condition (ComparisonError,
+// SyncError, ...) as "Type: message", or "".
+func (a *appTrack) errorCondition() string {
+	var types []string
+	for typ := range a.conditions {
+		if strings.HasSuffix(typ, "Error") {
+			types = append(types, typ)
+		}
+	}
+	if len(types) == 0 {
+		return ""
+	}
+	sort.Strings(types)
+	return types[0] + ": " + a.conditions[types[0]]
+}
+
+// writeSummary prints the summary table: each app's wave, when it turned
+// Synced and Healthy (seconds since the start), and its pods' restarts.
+func (t *tracker) writeSummary(w io.Writer) error {
+	restarts := map[*appTrack]int32{}
+	for _, p := range t.pods {
+		if a := t.appOfPod(p); a != nil {
+			restarts[a] += p.restarts
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "APP\tWAVE\tSYNCED AT\tHEALTHY AT\tPOD RESTARTS")
+	for _, a := range t.summaryOrder() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", a.name, a.waveColumn(), seconds(a.synced, a.syncedAt),
+			seconds(a.healthy, a.healthyAt), restarts[a])
+	}
+	return tw.Flush()
+}
+
+// summaryOrder lists the root apps first, then the others by wave and name.
+func (t *tracker) summaryOrder() []*appTrack {
+	var roots, others []*appTrack
+	for _, name := range t.order {
+		switch a := t.apps[name]; {
+		case a.gone:
+		case a.root:
+			roots = append(roots, a)
+		default:
+			others = append(others, a)
+		}
+	}
+	sort.SliceStable(others, func(i, j int) bool {
+		wi, wj := others[i].waveNumber(), others[j].waveNumber()
+		if wi != wj {
+			return wi < wj
+		}
+		return others[i].name < others[j].name
+	})
+	return append(roots, others...)
+}
+
+func (a *appTrack) waveNumber() int {
+	n, err := strconv.Atoi(strings.TrimSpace(a.wave))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func (a *appTrack) waveColumn() string {
+	if a.root && a.wave == "" {
+		return "-"
+	}
+	return strconv.Itoa(a.waveNumber())
+}
+
+func seconds(reached bool, at time.Duration) string {
+	if !reached {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fs", at.Seconds())
+}

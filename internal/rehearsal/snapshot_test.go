@@ -1,0 +1,129 @@
+package rehearsal
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// writeFiles creates files (path -> content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSnapshotIsReadByTheController(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{
+		".gitignore":              ".wavecd/\n*.tmp\n",
+		"apps/root.yaml":          "kind: Application\n",
+		"apps/scratch.tmp":        "ignored",
+		"charts/a/values.yaml":    "x: 1\n",
+		"charts/a/.gitignore":     "local.yaml\n",
+		"charts/a/local.yaml":     "ignored",
+		".git/HEAD":               "ref: refs/heads/other\n",
+		".wavecd/cluster/x":       "workspace",
+		"docs/empty/.placeholder": "",
+	})
+	if err := os.Symlink("values.yaml", filepath.Join(src, "charts/a/link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(src, "charts/a/values.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "repo")
+	sha, err := Snapshot(SnapshotOptions{Src: src, Dst: dst, Exclude: []string{filepath.Join(src, ".wavecd")}, Branches: []string{"release"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	repos := source.NewRepos(source.ReposOptions{Mirrors: source.Mirrors{"https://example.com/r": dst}})
+	for _, rev := range []string{"HEAD", "main", "release", sha[:8]} {
+		got, err := repos.Resolve(t.Context(), "https://example.com/r.git", rev)
+		if err != nil || got != sha {
+			t.Errorf("Resolve(%s) = %s, %v; want %s", rev, got, err, sha)
+		}
+	}
+	tree, err := repos.Tree(t.Context(), "https://example.com/r", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	err = fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".gitignore", "apps/root.yaml", "charts/a/.gitignore", "charts/a/link.yaml", "charts/a/values.yaml", "docs/empty/.placeholder"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("files in the snapshot (-want +got):\n%s", diff)
+	}
+	if b, err := tree.ReadFile("charts/a/link.yaml"); err != nil || string(b) != "x: 1\n" {
+		t.Errorf("symlink reads %q, %v", b, err)
+	}
+}
+
+func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
+	dst := filepath.Join(t.TempDir(), "repo")
+	sha, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	if err != nil || again != sha {
+		t.Errorf("second snapshot of unchanged files = %s, %v; want the same commit %s", again, err, sha)
+	}
+	writeFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
+	changed, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	if err != nil || changed == sha {
+		t.Errorf("snapshot of changed files = %s, %v; want a new commit", changed, err)
+	}
+}
+
+func TestServeRepo(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"apps/root.yaml": twoRoots})
+	ws := Workspace{Dir: filepath.Join(t.TempDir(), DefaultWorkspace)}
+	snap, err := serveRepo(t.Context(), src, "apps/root.yaml", Namespace, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.kind != repoSnapshot || snap.path != ws.Repo() || len(rootApps(snap.root)) != 2 {
+		t.Fatalf("a folder is served as %s at %s with %d apps", snap.kind, snap.path, len(rootApps(snap.root)))
+	}
+	// The snapshot is a Git repository: a URL naming it is cloned, and the
+	// clone, a Git working tree, is served in place.
+	clone, err := cloneRepo(t.Context(), snap.path, "apps/root.yaml", Namespace, Workspace{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clone.kind != repoClone || clone.revision != snap.revision || clone.url != snap.path {
+		t.Errorf("clone = %s at %s from %s; want the snapshot's commit %s", clone.kind, clone.revision, clone.url, snap.revision)
+	}
+	inPlace, err := serveRepo(t.Context(), clone.path, "apps/root.yaml", Namespace, Workspace{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inPlace.kind != repoInPlace || inPlace.path != clone.path || inPlace.revision != snap.revision {
+		t.Errorf("a Git working tree is served as %s at %s, commit %s", inPlace.kind, inPlace.path, inPlace.revision)
+	}
+}

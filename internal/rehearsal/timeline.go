@@ -1,0 +1,331 @@
+package rehearsal
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// syncWaveAnnotation orders child Applications in their parent's sync.
+const syncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+
+// observation is one watch event: an Application or a Pod as it is now.
+type observation struct {
+	at      time.Time
+	app     *v1alpha1.Application
+	pod     *corev1.Pod
+	deleted bool
+	// initial marks objects listed when the watch started (a reused
+	// cluster), as opposed to created since.
+	initial bool
+}
+
+// appTrack is what the timeline knows about one Application.
+type appTrack struct {
+	name, wave   string
+	root         bool
+	sync, health string
+	healthMsg    string
+	operation    bool // spec-level operation requested
+	running      bool // operationState Running
+	opStarted    time.Time
+	step, wait   string
+	blocker      string // the first of its objects that is not Healthy
+	shownBlocker string // the blocker last printed
+	conditions   map[string]string
+	reconciledAt time.Time
+	destNS       string
+	workloads    map[string]bool // "Kind namespace/name" of its objects
+	syncedAt     time.Duration
+	healthyAt    time.Duration
+	synced       bool
+	healthy      bool
+	gone         bool
+}
+
+// podTrack is what the timeline knows about one Pod.
+type podTrack struct {
+	namespace, name string
+	owner           string // "Kind namespace/name" of the workload running it
+	restarts        int32
+	ready           bool
+	pending         string
+	failed          bool
+}
+
+// tracker turns watch events into timeline lines and keeps the state the
+// settle decision and the summary read. It is used by one goroutine.
+type tracker struct {
+	start      time.Time
+	apps       map[string]*appTrack
+	order      []string // apps by first sight
+	pods       map[string]*podTrack
+	lastChange time.Time
+}
+
+func newTracker(start time.Time, roots []string) *tracker {
+	t := &tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start}
+	for _, r := range roots {
+		t.apps[r] = &appTrack{name: r, root: true, conditions: map[string]string{}, syncedAt: -1, healthyAt: -1, gone: true}
+		t.order = append(t.order, r)
+	}
+	return t
+}
+
+// line is one timeline entry.
+type line struct {
+	at   time.Duration
+	text string
+}
+
+func (l line) String() string {
+	return fmt.Sprintf("[%5.1fs] %s", l.at.Seconds(), l.text)
+}
+
+// observe records an event and returns the lines it is worth.
+func (t *tracker) observe(o observation) []line {
+	var texts []string
+	switch {
+	case o.app != nil:
+		texts = t.observeApp(o)
+	case o.pod != nil:
+		texts = t.observePod(o)
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	t.lastChange = o.at
+	at := o.at.Sub(t.start)
+	out := make([]line, len(texts))
+	for i, s := range texts {
+		out[i] = line{at: at, text: s}
+	}
+	return out
+}
+
+func (t *tracker) app(name string) *appTrack {
+	a, ok := t.apps[name]
+	if !ok {
+		a = &appTrack{name: name, conditions: map[string]string{}, syncedAt: -1, healthyAt: -1, gone: true}
+		t.apps[name] = a
+		t.order = append(t.order, name)
+	}
+	return a
+}
+
+func (t *tracker) observeApp(o observation) []string {
+	a := t.app(o.app.Name)
+	prefix := func(s string) string { return fmt.Sprintf("%-8s %s", a.name, s) }
+	if o.deleted {
+		if a.gone {
+			return nil
+		}
+		a.gone = true
+		return []string{prefix("deleted")}
+	}
+	var out []string
+	if a.gone {
+		a.gone = false
+		a.wave = o.app.Annotations[syncWaveAnnotation]
+		what := "created"
+		if o.initial {
+			what = "found from an earlier run"
+		}
+		if a.wave != "" {
+			what += " (wave " + a.wave + ")"
+		}
+		out = append(out, prefix(what))
+	}
+	for _, s := range a.update(o.app, o.at.Sub(t.start)) {
+		out = append(out, prefix(s))
+	}
+	return out
+}
+
+// update takes the app's new state and describes what changed.
+func (a *appTrack) update(app *v1alpha1.Application, at time.Duration) []string {
+	st := app.Status
+	var out []string
+	a.destNS = app.Spec.Destination.Namespace
+	a.workloads = workloadsOf(st.Resources)
+	if st.ReconciledAt != nil {
+		a.reconciledAt = st.ReconciledAt.Time
+	}
+	a.operation = app.Operation != nil
+	sync, health := string(st.Sync.Status), string(st.Health.Status)
+	if (sync != a.sync || health != a.health) && (sync != "" || health != "") {
+		s := orDash(sync) + "  " + orDash(health)
+		if health == "Degraded" && st.Health.Message != "" {
+			s += ": " + st.Health.Message
+		}
+		out = append(out, s)
+	}
+	a.sync, a.health, a.healthMsg = sync, health, st.Health.Message
+	a.noteTransitions(at)
+	out = append(out, a.updateOperation(st.OperationState)...)
+	out = append(out, a.updateBlocker(st.Resources)...)
+	return append(out, a.updateConditions(st.Conditions)...)
+}
+
+// updateBlocker reports what an app that is not Healthy waits on outside
+// a sync (a running sync reports its waits itself), once per blocker.
+func (a *appTrack) updateBlocker(resources []v1alpha1.ResourceStatus) []string {
+	a.blocker = ""
+	if a.health != "Healthy" {
+		a.blocker = firstBlocker(resources)
+	}
+	if a.blocker == "" {
+		a.shownBlocker = ""
+	}
+	if a.blocker == "" || a.blocker == a.shownBlocker || a.running {
+		return nil
+	}
+	a.shownBlocker = a.blocker
+	return []string{orDash(a.health) + "  waits on " + a.blocker}
+}
+
+// firstBlocker describes the first object whose health is known and not
+// Healthy: "StatefulSet app-a/redis: Progressing: Waiting for 1 pods".
+func firstBlocker(resources []v1alpha1.ResourceStatus) string {
+	for _, r := range resources {
+		if r.Health == nil || r.Health.Status == "" || r.Health.Status == "Healthy" || r.Hook {
+			continue
+		}
+		name := r.Name
+		if r.Namespace != "" {
+			name = r.Namespace + "/" + name
+		}
+		s := r.Kind + " " + name + ": " + string(r.Health.Status)
+		if r.Health.Message != "" {
+			s += ": " + firstLine(r.Health.Message)
+		}
+		return s
+	}
+	return ""
+}
+
+func (a *appTrack) noteTransitions(at time.Duration) {
+	if synced := a.sync == string(v1alpha1.SyncStatusCodeSynced); synced != a.synced {
+		a.synced = synced
+		if synced {
+			a.syncedAt = at
+		}
+	}
+	if healthy := a.health == "Healthy"; healthy != a.healthy {
+		a.healthy = healthy
+		if healthy {
+			a.healthyAt = at
+		}
+	}
+}
+
+// updateOperation reports sync starts, wave starts, what a wave waits on
+// and how the sync ended.
+func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
+	if op == nil {
+		a.running = false
+		return nil
+	}
+	var out []string
+	running := op.Phase == v1alpha1.OperationRunning
+	if running && (!a.running || !op.StartedAt.Time.Equal(a.opStarted)) {
+		a.step, a.wait = "", ""
+		how := ""
+		if op.Operation.InitiatedBy.Automated {
+			how = " (automated)"
+		}
+		out = append(out, "sync started"+how)
+	}
+	if !running && a.running {
+		msg := strings.ToLower(string(op.Phase))
+		if op.Phase != v1alpha1.OperationSucceeded && op.Message != "" {
+			msg += ": " + op.Message
+		}
+		out = append(out, "sync "+msg)
+	}
+	a.running, a.opStarted = running, op.StartedAt.Time
+	if !running {
+		return out
+	}
+	if step := stepOf(op); step != "" && step != a.step {
+		a.step = step
+		out = append(out, step+" starts")
+	}
+	if op.Message != a.wait {
+		a.wait = op.Message
+		if w, ok := strings.CutPrefix(op.Message, "waiting for "); ok {
+			step := a.step
+			if step == "" {
+				step = "sync"
+			}
+			out = append(out, fmt.Sprintf("%s  %s waits on %s", orDash(a.health), step, w))
+		} else if op.Message != "" && !strings.HasPrefix(op.Message, "successfully synced") {
+			out = append(out, "sync: "+op.Message)
+		}
+	}
+	return out
+}
+
+// stepOf names the phase and wave a running sync works on, from the
+// executor's saved state: "wave 1", "PreSync wave 0".
+func stepOf(op *v1alpha1.OperationState) string {
+	if op.WavecdState == nil {
+		return ""
+	}
+	var st struct {
+		SyncPhase string `json:"syncPhase"`
+		Wave      int    `json:"wave"`
+	}
+	if err := json.Unmarshal(op.WavecdState.Raw, &st); err != nil || st.SyncPhase == "" {
+		return ""
+	}
+	if st.SyncPhase == "Sync" {
+		return fmt.Sprintf("wave %d", st.Wave)
+	}
+	return fmt.Sprintf("%s wave %d", st.SyncPhase, st.Wave)
+}
+
+func (a *appTrack) updateConditions(conds []v1alpha1.ApplicationCondition) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range conds {
+		seen[c.Type] = true
+		if a.conditions[c.Type] != c.Message {
+			a.conditions[c.Type] = c.Message
+			out = append(out, c.Type+": "+c.Message)
+		}
+	}
+	var cleared []string
+	for typ := range a.conditions {
+		if !seen[typ] {
+			cleared = append(cleared, typ)
+			delete(a.conditions, typ)
+		}
+	}
+	sort.Strings(cleared)
+	for _, typ := range cleared {
+		out = append(out, typ+" cleared")
+	}
+	return out
+}
+
+func workloadsOf(resources []v1alpha1.ResourceStatus) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range resources {
+		out[r.Kind+" "+r.Namespace+"/"+r.Name] = true
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,268 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// Namespace is where a rehearsal's Applications, AppProjects and settings
+// live, and the namespace its controller watches.
+const Namespace = "argocd"
+
+// Up rehearses a bootstrap on a local cluster: `wavecd up`. Zero fields
+// take the defaults of the command's flags.
+type Up struct {
+	// Out receives the timeline and the summary.
+	Out io.Writer
+	// Workspace is the rehearsal's directory (default .wavecd).
+	Workspace string
+	// Repo is a folder, a Git repository or a repository URL (default ".").
+	Repo string
+	// Root is the root manifest's path inside Repo (default apps/root.yaml).
+	Root string
+	// Settings is a file of settings objects (argocd-cm); "" removes any
+	// argocd-cm an earlier run left.
+	Settings string
+	// Mirrors are extra URL=PATH mirrors for the controller.
+	Mirrors []string
+	// Nodes is the number of simulated nodes of a new cluster (default 2).
+	Nodes int
+	// Fresh stops and removes an existing workspace first.
+	Fresh bool
+	// ExitWhenSettled returns once every app settled, or with a
+	// *NotSettledError when the rehearsal stalls or times out.
+	ExitWhenSettled bool
+	// Timeout bounds a rehearsal with ExitWhenSettled (default 10m).
+	Timeout time.Duration
+	// StallAfter is how long nothing may change before the rehearsal
+	// counts as stalled (default 2m).
+	StallAfter time.Duration
+	// SettleFor is how long every app must stay settled (default 2s).
+	SettleFor time.Duration
+	// Listen, when set, serves /healthz and /readyz on that address.
+	Listen string
+	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
+	LocalCluster string
+	// RouteLogs, when set, receives the controller log file once the
+	// workspace exists. The in-process controller logs through the
+	// process-wide loggers, so only the caller that owns the process (the
+	// CLI) may point them there.
+	RouteLogs func(w io.Writer)
+}
+
+func (u *Up) defaults() {
+	if u.Out == nil {
+		u.Out = io.Discard
+	}
+	if u.Repo == "" {
+		u.Repo = "."
+	}
+	if u.Root == "" {
+		u.Root = filepath.Join("apps", "root.yaml")
+	}
+	if u.Nodes <= 0 {
+		u.Nodes = 2
+	}
+	if u.Timeout <= 0 {
+		u.Timeout = 10 * time.Minute
+	}
+	if u.StallAfter <= 0 {
+		u.StallAfter = 2 * time.Minute
+	}
+	if u.SettleFor <= 0 {
+		u.SettleFor = 2 * time.Second
+	}
+}
+
+// session is what a prepared rehearsal runs with.
+type session struct {
+	ws       Workspace
+	cfg      *rest.Config
+	repo     servedRepo
+	settings []*unstructured.Unstructured
+	mirrors  source.Mirrors
+}
+
+// Run rehearses until the apps settle (with ExitWhenSettled) or ctx ends,
+// then stops the controller and leaves the cluster running.
+func (u *Up) Run(ctx context.Context) error {
+	u.defaults()
+	p := &printer{out: u.Out, start: time.Now()}
+	s, closeLog, err := u.prepare(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	if err := u.startCluster(ctx, p, s); err != nil {
+		return err
+	}
+	if err := u.bootstrap(ctx, p, s); err != nil {
+		return err
+	}
+	return u.follow(ctx, p, s)
+}
+
+// prepare checks the inputs, sets up the workspace and serves the
+// repository: everything that needs no cluster, so mistakes show first.
+func (u *Up) prepare(ctx context.Context, p *printer) (*session, func(), error) {
+	s := &session{mirrors: source.Mirrors{}}
+	if err := u.readInputs(s); err != nil {
+		return nil, nil, err
+	}
+	var err error
+	if s.ws, err = NewWorkspace(u.Workspace); err != nil {
+		return nil, nil, err
+	}
+	if u.LocalCluster == "" {
+		if u.LocalCluster, err = FindLocalCluster(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if u.Fresh {
+		if err := (&Down{Workspace: s.ws.Dir, LocalCluster: u.LocalCluster}).Run(ctx); err != nil {
+			return nil, nil, fmt.Errorf("--fresh: %w", err)
+		}
+	}
+	if err := s.ws.ensure(); err != nil {
+		return nil, nil, err
+	}
+	log, err := os.Create(s.ws.ControllerLog())
+	if err != nil {
+		return nil, nil, fmt.Errorf("create controller log: %w", err)
+	}
+	if u.RouteLogs != nil {
+		u.RouteLogs(log)
+	}
+	if err := u.serve(ctx, p, s); err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return s, func() { log.Close() }, nil
+}
+
+// readInputs reads the settings file and the --mirror flags.
+func (u *Up) readInputs(s *session) error {
+	var err error
+	if u.Settings != "" {
+		if s.settings, err = readSettings(u.Settings, Namespace); err != nil {
+			return err
+		}
+	}
+	for _, m := range u.Mirrors {
+		url, path, err := source.ParseMirror(m)
+		if err != nil {
+			return fmt.Errorf("--mirror: %w", err)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("--mirror %s: %w", m, err)
+		}
+		s.mirrors.Add(url, abs)
+	}
+	return nil
+}
+
+// serve prepares the repository and maps the root apps' URLs to it;
+// --mirror entries win over these.
+func (u *Up) serve(ctx context.Context, p *printer, s *session) error {
+	var err error
+	if s.repo, err = serveRepo(ctx, u.Repo, u.Root, Namespace, s.ws); err != nil {
+		return err
+	}
+	mirrors := rootMirrors(s.repo.root, s.repo.path)
+	if s.repo.url != "" {
+		mirrors.Add(s.repo.url, s.repo.path)
+	}
+	for url, path := range s.mirrors {
+		mirrors[url] = path
+	}
+	s.mirrors = mirrors
+	p.say("repo %s: %s", u.Repo, s.repo.describe())
+	return nil
+}
+
+// startCluster starts or reuses the local cluster and loads its kubeconfig.
+func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
+	cl := localCluster{binary: u.LocalCluster, dir: s.ws.Cluster()}
+	reused, st, err := cl.ensureRunning(ctx, u.Nodes)
+	if err != nil {
+		return err
+	}
+	if err := cl.copyKubeconfig(s.ws.Kubeconfig()); err != nil {
+		return err
+	}
+	how := "started"
+	if reused {
+		how = "reused"
+	}
+	p.say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.ws.Kubeconfig())
+	if err != nil {
+		return fmt.Errorf("load %s: %w", s.ws.Kubeconfig(), err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	s.cfg = cfg
+	return nil
+}
+
+// bootstrap installs the CRDs and settings and refreshes apps an earlier
+// run left.
+func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
+	b, err := newBootstrap(s.cfg, Namespace)
+	if err != nil {
+		return err
+	}
+	if err := b.installCRDs(ctx); err != nil {
+		return err
+	}
+	if err := b.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	if err := b.applySettings(ctx, s.settings); err != nil {
+		return err
+	}
+	settings := "none (argocd-cm removed)"
+	if u.Settings != "" {
+		settings = u.Settings
+	}
+	n, err := b.refreshApps(ctx)
+	if err != nil {
+		return err
+	}
+	p.say("CRDs installed; settings: %s; %d Applications from an earlier run", settings, n)
+	return nil
+}
+
+// displayPath shows path relative to the working directory when inside it.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
+}
+
+// printer writes timeline lines stamped with the time since the start.
+type printer struct {
+	out   io.Writer
+	start time.Time
+}
+
+func (p *printer) say(format string, args ...any) {
+	p.print(line{at: time.Since(p.start), text: fmt.Sprintf(format, args...)})
+}
+
+func (p *printer) print(l line) { fmt.Fprintln(p.out, l.String()) }

@@ -1,0 +1,93 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/controller"
+)
+
+// watchCluster watches the Applications of namespace and every Pod, and
+// sends each change to out until ctx ends. It returns once the caches are
+// filled, with a func that reports whether every object listed at the
+// start has been sent.
+func watchCluster(ctx context.Context, cfg *rest.Config, namespace string, out chan<- observation) (sent func() bool, err error) {
+	scheme, err := controller.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme: scheme,
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build watch cache: %w", err)
+	}
+	var regs []toolscache.ResourceEventHandlerRegistration
+	for _, obj := range []client.Object{&v1alpha1.Application{}, &corev1.Pod{}} {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return nil, fmt.Errorf("watch %T: %w", obj, err)
+		}
+		reg, err := inf.AddEventHandler(forward(ctx, out))
+		if err != nil {
+			return nil, fmt.Errorf("watch %T: %w", obj, err)
+		}
+		regs = append(regs, reg)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		select {
+		case err := <-errc:
+			return nil, fmt.Errorf("watch the cluster: %w", err)
+		default:
+			return nil, fmt.Errorf("watch the cluster: %w", ctx.Err())
+		}
+	}
+	return func() bool {
+		for _, r := range regs {
+			if !r.HasSynced() {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+// forward turns informer callbacks into observations.
+func forward(ctx context.Context, out chan<- observation) toolscache.ResourceEventHandler {
+	send := func(obj any, deleted, initial bool) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		o := observation{at: time.Now(), deleted: deleted, initial: initial}
+		switch v := obj.(type) {
+		case *v1alpha1.Application:
+			o.app = v
+		case *corev1.Pod:
+			o.pod = v
+		default:
+			return
+		}
+		select {
+		case out <- o:
+		case <-ctx.Done():
+		}
+	}
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { send(obj, false, initial) },
+		UpdateFunc: func(_, obj any) { send(obj, false, false) },
+		DeleteFunc: func(obj any) { send(obj, true, false) },
+	}
+}
