@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"sort"
 	"strings"
@@ -133,7 +135,7 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 	for _, l := range cmp.live {
 		liveByKey[objKey(l)] = l
 	}
-	opts := diff.Options{Ignore: append(ignoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...), Predictor: r.predictor(app)}
+	opts := diff.Options{Ignore: append(ignoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...), Predictor: r.predictor(app, liveByKey)}
 	desiredKeys := map[string]bool{}
 	for _, d := range cmp.desired {
 		desiredKeys[objKey(d)] = true
@@ -236,15 +238,74 @@ func nowPtr(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 var _ client.Object = (*v1alpha1.Application)(nil)
 
 // predictor dry-runs an apply in the app's apply mode, so the diff shows
-// what the API server would store (a server-side diff).
-func (r *Reconciler) predictor(app *v1alpha1.Application) diff.Predictor {
+// what the API server would store (a server-side diff). A prediction is
+// reused while neither the desired object nor the live one (its
+// resourceVersion) changed, so a periodic refresh of an unchanged app
+// costs no dry run.
+func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstructured.Unstructured) diff.Predictor {
 	mode := kube.ClientSideApply
 	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true") {
 		mode = kube.ServerSideApply
 	}
 	return diff.PredictorFunc(func(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return r.cluster.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true})
+		key := objKey(desired)
+		stamp, ok := predictionStamp(desired, live[key], mode)
+		if ok {
+			if p, hit := r.predictions.get(key, stamp); hit {
+				return p, nil
+			}
+		}
+		p, err := r.cluster.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true})
+		if err == nil && ok {
+			r.predictions.put(key, stamp, p)
+		}
+		return p, err
 	})
+}
+
+// predictionStamp identifies the inputs of a prediction.
+func predictionStamp(desired, live *unstructured.Unstructured, mode kube.ApplyMode) (string, bool) {
+	b, err := json.Marshal(desired.Object)
+	if err != nil {
+		return "", false
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	rv := ""
+	if live != nil {
+		rv = string(live.GetUID()) + "/" + live.GetResourceVersion()
+	}
+	return fmt.Sprintf("%x|%s|%s", h.Sum64(), rv, mode), true
+}
+
+// predictionCache holds the last prediction of each object.
+type predictionCache struct {
+	mu stdsync.Mutex
+	m  map[string]prediction
+}
+
+type prediction struct {
+	stamp string
+	obj   *unstructured.Unstructured
+}
+
+func (c *predictionCache) get(key, stamp string) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.m[key]
+	if !ok || p.stamp != stamp {
+		return nil, false
+	}
+	return p.obj.DeepCopy(), true
+}
+
+func (c *predictionCache) put(key, stamp string, obj *unstructured.Unstructured) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]prediction{}
+	}
+	c.m[key] = prediction{stamp: stamp, obj: obj.DeepCopy()}
 }
 
 // comparisons keeps the last comparison of each app.

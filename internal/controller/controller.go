@@ -171,7 +171,7 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 		return fmt.Errorf("create application controller: %w", err)
 	}
 	r.ctrl = c
-	apps := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.Application{}), handler.EnqueueRequestsFromMapFunc(r.appEvents))
+	apps := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.Application{}), r.appHandler())
 	if err := c.Watch(apps); err != nil {
 		return fmt.Errorf("watch applications: %w", err)
 	}

@@ -45,6 +45,7 @@ type Reconciler struct {
 	discovery   discovery.DiscoveryInterface
 	cache       cache.Cache
 	lastCompare comparisons
+	predictions predictionCache
 	metrics     metrics
 	version     stdsync.Once
 	kubeVer     string
