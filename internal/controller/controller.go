@@ -149,8 +149,9 @@ func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, op
 	if err != nil {
 		return nil, fmt.Errorf("build discovery client: %w", err)
 	}
-	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors})
+	repos, engine := newEngine(opts, opts.Mirrors)
 	rec := newReconciler(c, reader, cluster, repos, opts)
+	rec.engine = engine
 	rec.discovery = disco
 	return rec, nil
 }
@@ -158,6 +159,12 @@ func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, op
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
+	if err := c.rec.loadMirrors(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return err
+	}
 	return c.mgr.Start(ctx)
 }
 

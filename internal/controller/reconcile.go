@@ -45,6 +45,8 @@ type Reconciler struct {
 	discovery   discovery.DiscoveryInterface
 	cache       cache.Cache
 	lastCompare comparisons
+	credsMu     stdsync.Mutex
+	credsAt     time.Time
 	predictions predictionCache
 	metrics     metrics
 	version     stdsync.Once

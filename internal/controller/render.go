@@ -22,6 +22,7 @@ type rendered struct {
 // fetch for the metrics, then renders the app at those commits. app is not
 // changed.
 func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application) (*rendered, error) {
+	r.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
 	for _, src := range sourcesOf(&pinned.Spec) {
 		if src.IsHelmRepo() {

@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// labelSecretType marks Argo CD's repository and repo-creds Secrets.
+const labelSecretType = "argocd.argoproj.io/secret-type"
+
+// credentialsTTL is how often repository Secrets are read again.
+const credentialsTTL = 30 * time.Second
+
+// newEngine builds the render engine over Git repositories and Helm or
+// OCI chart repositories, both honouring mirrors.
+func newEngine(opts Options, mirrors source.Mirrors) (*source.Repos, *render.Engine) {
+	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: mirrors})
+	charts := source.NewCharts(source.ChartsOptions{Mirrors: mirrors})
+	return repos, render.NewEngine(render.EngineOptions{Repos: repos, Charts: charts})
+}
+
+// loadMirrors adds argocd-cm's wavecd.mirrors to the controller's own
+// (flags win) and rebuilds the engine with them; it runs once at start, so
+// a change to wavecd.mirrors takes effect on the next start.
+func (r *Reconciler) loadMirrors(ctx context.Context) error {
+	cm := &corev1.ConfigMap{}
+	err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: SettingsConfigMap}, cm)
+	if apierrors.IsNotFound(err) || (err == nil && cm.Data[keyMirrors] == "") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", SettingsConfigMap, err)
+	}
+	fromCM, err := source.ParseMirrorsConfig(cm.Data[keyMirrors])
+	if err != nil {
+		return fmt.Errorf("argocd-cm key %s: %w", keyMirrors, err)
+	}
+	mirrors := source.Mirrors{}
+	for url, path := range fromCM {
+		mirrors.Add(url, path)
+	}
+	for url, path := range r.opts.Mirrors {
+		mirrors.Add(url, path)
+	}
+	r.repos, r.engine = newEngine(r.opts, mirrors)
+	return nil
+}
+
+// refreshCredentials reads the repository Secrets of the controller's
+// namespace at most every credentialsTTL and hands them to the engine. A
+// broken Secret is logged and left out; the others still apply.
+func (r *Reconciler) refreshCredentials(ctx context.Context) {
+	r.credsMu.Lock()
+	defer r.credsMu.Unlock()
+	if r.now().Sub(r.credsAt) < credentialsTTL {
+		return
+	}
+	r.credsAt = r.now()
+	secrets := &corev1.SecretList{}
+	if err := r.apiReader.List(ctx, secrets, client.InNamespace(r.opts.Namespace), client.HasLabels{labelSecretType}); err != nil {
+		loggerFrom(ctx).Warn("read repository secrets", "err", err)
+		return
+	}
+	creds, err := source.CredentialsFromSecrets(secrets.Items)
+	if err != nil {
+		loggerFrom(ctx).Warn("repository secrets", "err", err)
+	}
+	r.engine.SetCredentials(creds)
+}
