@@ -61,17 +61,23 @@ func TestAggregate(t *testing.T) {
 				{Status: Healthy}, {Degraded, `Deployment "web" exceeded its progress deadline`},
 			}},
 		},
-		"missing and unknown child Applications do not count": {
-			resources: []res{{fixture: "app-healthy"}, {fixture: "app-missing"}, {fixture: "app-unknown"}, {missing: applicationGroupKind}},
+		"unknown child Applications and absent ones not just created do not count": {
+			resources: []res{{fixture: "app-healthy"}, {fixture: "app-unknown"}, {missing: applicationGroupKind}},
 			want: AppHealth{Status: Healthy, Resources: []Status{
-				{Status: Healthy}, {Status: Missing}, {Status: Unknown}, {Status: Missing},
+				{Status: Healthy}, {Status: Unknown}, {Status: Missing},
+			}},
+		},
+		"child Application whose own resources are missing counts as progressing": {
+			resources: []res{{fixture: "app-healthy"}, {fixture: "app-missing"}},
+			want: AppHealth{Status: Progressing, Resources: []Status{
+				{Status: Healthy}, {Progressing, "waiting for the application's resources to be created"},
 			}},
 		},
 		"just created child Application that is missing counts as progressing": {
 			resources: []res{{fixture: "app-healthy"}, {fixture: "app-missing", justCreated: true}, {missing: applicationGroupKind, justCreated: true}},
 			want: AppHealth{Status: Progressing, Resources: []Status{
 				{Status: Healthy},
-				{Progressing, "Waiting for the new child application to appear"},
+				{Progressing, "waiting for the application's resources to be created"},
 				{Progressing, "Waiting for the new child application to appear"},
 			}},
 		},

@@ -16,8 +16,8 @@ var applicationGroupKind = schema.GroupKind{Group: "argoproj.io", Kind: "Applica
 // further, so a parent's wave never advances on a stale or early Healthy:
 // a child is Progressing while the controller has not yet compared its
 // current source and destination (status.sync.comparedTo), while a sync
-// operation is requested or running, and while an automatically synced
-// child is OutOfSync.
+// operation is requested or running, while its own resources are still
+// Missing, and while an automatically synced child is OutOfSync.
 func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 	f := newFields(obj.Object)
 	code := Code(f.str("status", "health", "status"))
@@ -42,6 +42,12 @@ func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 func applicationPending(obj *unstructured.Unstructured, f *fields) string {
 	if !comparedCurrentSpec(f) {
 		return "waiting for the controller to compare the current spec"
+	}
+	if f.str("status", "health", "status") == string(Missing) {
+		// Argo CD leaves a Missing child out of its parent's health, so a
+		// parent reads Healthy right after creating a child; wavecd counts
+		// it as on its way.
+		return "waiting for the application's resources to be created"
 	}
 	if f.get("operation") != nil {
 		return "sync requested"
