@@ -42,9 +42,8 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		// The spec was compared, if unsuccessfully: the next attempt waits
 		// for the periodic refresh (or a webhook), not for the next event.
 		app.Status.Sync.ComparedTo = comparedTo(app)
-		if app.Status.Sync.Status == "" {
-			app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
-		}
+		// As Argo CD: what Git wants is unknown, so is the sync status.
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
 		loggerFrom(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
 	} else {
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)

@@ -94,6 +94,10 @@ func TestAssessPrecedence(t *testing.T) {
 			fixture: "assess/app-automated-outofsync.yaml",
 			want:    Result{Status: Status{Progressing, "waiting for automated sync (OutOfSync)"}, Source: SourceApplication},
 		},
+		"automatically synced child Application whose comparison failed": {
+			fixture: "assess/app-automated-unknown.yaml",
+			want:    Result{Status: Status{Progressing, "waiting for automated sync (Unknown)"}, Source: SourceApplication},
+		},
 		"manually synced child Application keeps its health when OutOfSync": {
 			fixture: "assess/app-manual-outofsync.yaml",
 			want:    Result{Status: Status{Status: Healthy}, Source: SourceApplication},

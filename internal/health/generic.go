@@ -59,8 +59,8 @@ func applicationPending(obj *unstructured.Unstructured, f *fields) string {
 		return "sync running"
 	}
 	automated := f.get("spec", "syncPolicy", "automated") != nil && f.get("spec", "syncPolicy", "automated", "enabled") != false
-	if automated && f.str("status", "sync", "status") == "OutOfSync" {
-		return "waiting for automated sync (OutOfSync)"
+	if sync := f.str("status", "sync", "status"); automated && (sync == "OutOfSync" || sync == "Unknown") {
+		return "waiting for automated sync (" + sync + ")"
 	}
 	return ""
 }
