@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wavecd/wavecd/internal/appclient"
 )
 
 // kubeFlags are the cluster-access flags shared by commands that talk to
@@ -22,12 +21,9 @@ func (f *kubeFlags) addTo(fs *pflag.FlagSet) {
 
 // restConfig loads the client configuration.
 func (f *kubeFlags) restConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	k, err := appclient.LoadKubeconfig(appclient.KubeconfigOptions{Path: f.kubeconfig, Context: f.context})
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
+		return nil, err
 	}
-	return cfg, nil
+	return k.Config, nil
 }

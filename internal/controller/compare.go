@@ -3,15 +3,14 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"reflect"
 	"sort"
-	"strings"
 	stdsync "sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,10 +93,7 @@ func (r *Reconciler) prepareDesired(app *v1alpha1.Application, objs []*unstructu
 	return out, nil
 }
 
-func isNoMatch(err error) bool {
-	var ne interface{ Error() string }
-	return errors.As(err, &ne) && strings.Contains(err.Error(), "no matches for kind")
-}
+func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }
 
 // kindsOf lists the kinds of objs and of the resources in the last status,
 // so objects that left Git are still found.
@@ -307,8 +303,3 @@ func (c *predictionCache) put(key, stamp string, obj *unstructured.Unstructured)
 	}
 	c.m[key] = prediction{stamp: stamp, obj: obj.DeepCopy()}
 }
-
-// comparisons keeps the last comparison of each app.
-type comparisons struct{ m stdsync.Map }
-
-func (c *comparisons) store(name string, cmp *comparison) { c.m.Store(name, cmp) }

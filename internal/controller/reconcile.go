@@ -44,7 +44,6 @@ type Reconciler struct {
 	now         func() time.Time
 	discovery   discovery.DiscoveryInterface
 	cache       cache.Cache
-	lastCompare comparisons
 	credsMu     stdsync.Mutex
 	credsAt     time.Time
 	predictions predictionCache

@@ -53,7 +53,6 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		return fmt.Errorf("write status: %w", err)
 	}
 	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
-	r.lastCompare.store(app.Name, cmp)
 	return nil
 }
 

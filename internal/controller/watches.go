@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	stdsync "sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,4 +57,32 @@ func (r *Reconciler) managedEvents(_ context.Context, obj client.Object) []recon
 	}
 	r.refreshes.mark(owner, false)
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}}}
+}
+
+// trackingOwner returns the app of this installation named by an object's
+// tracking annotation (the part before the first colon) or, failing that,
+// its instance label.
+func (r *Reconciler) trackingOwner(annotations, labels map[string]string) string {
+	if annotations["argocd.argoproj.io/installation-id"] != r.installationID() {
+		return ""
+	}
+	if id := annotations["argocd.argoproj.io/tracking-id"]; id != "" {
+		app, _, _ := strings.Cut(id, ":")
+		return app
+	}
+	return labels["app.kubernetes.io/instance"]
+}
+
+// installationID is the installation ID in force (argocd-cm's, or the
+// option's when set).
+func (r *Reconciler) installationID() string {
+	if r.opts.InstallationID != "" {
+		return r.opts.InstallationID
+	}
+	r.settings.mu.Lock()
+	defer r.settings.mu.Unlock()
+	if r.settings.settings != nil {
+		return r.settings.settings.InstallationID
+	}
+	return ""
 }

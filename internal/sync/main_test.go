@@ -134,10 +134,7 @@ func firstEvent(events []Event, match func(Event) bool) (Event, bool) {
 	return Event{}, false
 }
 
-var (
-	configMapGK = schema.GroupKind{Kind: "ConfigMap"}
-	cmGVK       = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-)
+var configMapGK = schema.GroupKind{Kind: "ConfigMap"}
 
 // waitFor polls cond for up to 30 seconds; the test fails if it never holds.
 func waitFor(t testing.TB, cond func() bool) {
