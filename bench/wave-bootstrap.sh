@@ -7,6 +7,9 @@
 #   bench/wave-bootstrap.sh waves-instant  # 7 waves, instantly ready
 #   bench/wave-bootstrap.sh idle           # 200 apps of one ConfigMap, then 3 min idle
 #
+# IDLE_SECONDS shortens the idle phase; CONTROLLER_ARGS adds controller flags
+# (e.g. "--pprof-listen 127.0.0.1:6060" to profile a run).
+#
 # Results (JSON) go to bench/results/<scenario>-<time>.json.
 set -euo pipefail
 scenario=${1:?usage: bench/wave-bootstrap.sh waves|waves-instant|idle}
@@ -29,7 +32,7 @@ gen=(--scenario waves) expect=8 extra=()
 case "$scenario" in
   waves) ;;
   waves-instant) gen+=(--ready-delay 0s) ;;
-  idle) gen=(--scenario idle --count 200) expect=201 extra=(--idle 180) ;;
+  idle) gen=(--scenario idle --count 200) expect=201 extra=(--idle "${IDLE_SECONDS:-180}") ;;
   *) echo "unknown scenario $scenario" >&2; exit 2 ;;
 esac
 
@@ -39,7 +42,8 @@ export KUBECONFIG=$work/cluster/kubeconfig
 kubectl create namespace argocd >/dev/null
 python3 "$suite/gen_repo.py" "$work/repo" --repo-url "$work/repo" "${gen[@]}" >/dev/null
 
-"$root/bin/wavecd" controller --leader-elect=false --namespace argocd --cache-dir "$work/cache" >"$work/controller.log" 2>&1 &
+# shellcheck disable=SC2086 # CONTROLLER_ARGS is a list of flags
+"$root/bin/wavecd" controller --leader-elect=false --namespace argocd --cache-dir "$work/cache" ${CONTROLLER_ARGS:-} >"$work/controller.log" 2>&1 &
 ctrl=$!
 sleep 1
 mkdir -p "$root/bench/results"
@@ -48,4 +52,12 @@ if [ ${#extra[@]} -gt 0 ]; then extra+=(--pid "controller=$ctrl"); fi
 python3 "$suite/measure.py" run --kubeconfig "$KUBECONFIG" --root-app "$work/repo/bootstrap/root-app.yaml" \
   --expect "$expect" --out "$out" "${extra[@]}"
 echo "controller CPU seconds: $(awk '{print ($14+$15)/100}' /proc/$ctrl/stat)"
+# API requests the cluster served during the run (all clients), by verb,
+# and the busiest verb/resource pairs.
+kubectl get --raw /metrics | awk '/^apiserver_request_total\{/ {
+  match($0, /verb="[A-Z]+"/); verb = substr($0, RSTART+6, RLENGTH-7)
+  match($0, /resource="[a-z]*"/); res = substr($0, RSTART+10, RLENGTH-11)
+  n[verb] += $NF; pair[verb " " res] += $NF; total += $NF }
+  END { printf "API requests: %d (", total; for (v in n) printf " %s=%d", v, n[v]; print " )"
+        for (p in pair) if (pair[p] >= 100) printf "  %s: %d\n", p, pair[p] }' || true
 echo "result: $out"

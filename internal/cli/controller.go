@@ -53,6 +53,9 @@ It also serves, on --listen (every replica, leader or not):
 	f.BoolVar(&a.opts.LeaderElection, "leader-elect", true, "elect one active controller among replicas")
 	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
+	f.Float32Var(&a.opts.QPS, "kube-api-qps", 100, "requests per second to the API server")
+	f.IntVar(&a.opts.Burst, "kube-api-burst", 200, "request burst to the API server")
+	f.StringVar(&a.opts.PprofAddr, "pprof-listen", "", "serve Go profiling endpoints on this address (off when empty)")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 	"sort"
 	stdsync "sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/render"
+	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 // comparison is the outcome of one refresh: what Git wants, what runs,
@@ -34,6 +37,7 @@ type comparison struct {
 	resources   []v1alpha1.ResourceStatus
 	sync        v1alpha1.SyncStatusCode
 	health      health.AppHealth
+	tracking    kube.Tracking
 }
 
 // compare renders the app and compares it with the live objects. A render
@@ -48,7 +52,6 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *
 	if err != nil {
 		return nil, err
 	}
-	r.watches.ensure(ctx, r, kindsOf(cmp.desired, nil))
 	cmp.resources, cmp.health = r.resourceStatuses(app, cmp, s)
 	return cmp, nil
 }
@@ -60,16 +63,72 @@ func (r *Reconciler) diffRendered(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return nil, err
 	}
-	tracking := trackingOf(s, app.Name)
-	live, err := r.cluster.ListTracked(ctx, tracking, kube.ListOptions{Kinds: kindsOf(desired, app.Status.Resources)})
+	live, err := r.listLive(ctx, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
 	if err != nil {
-		return nil, fmt.Errorf("list live objects: %w", err)
+		return nil, err
 	}
-	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live}
+	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live, tracking: trackingOf(s, app.Name)}
 	if err := r.diffAll(ctx, app, cmp); err != nil {
 		return nil, err
 	}
 	return cmp, nil
+}
+
+// listLive returns the app's live objects of kinds, from the live cache
+// unless an ignoreDifferences rule needs managedFields, which the cache
+// drops.
+func (r *Reconciler) listLive(ctx context.Context, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) ([]*unstructured.Unstructured, error) {
+	list := r.live.ListTracked
+	for _, d := range app.Spec.IgnoreDifferences {
+		if len(d.ManagedFieldsManagers) > 0 {
+			list = r.cluster.ListTracked
+		}
+	}
+	r.watchManaged(ctx, kinds)
+	others := slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK })
+	if len(others) == len(kinds) || r.cache == nil {
+		others = kinds
+	}
+	live, err := list(ctx, tracking, kube.ListOptions{Kinds: others})
+	if err != nil {
+		return nil, fmt.Errorf("list live objects: %w", err)
+	}
+	if len(others) < len(kinds) {
+		children, err := r.childApps(ctx, tracking)
+		if err != nil {
+			return nil, fmt.Errorf("list live objects: %w", err)
+		}
+		live = append(live, children...)
+	}
+	return live, nil
+}
+
+// childApps returns the Applications tracking says belong to the app,
+// from the controller's own Application cache: the one whose events
+// refresh a parent, so a parent never reads a child older than the change
+// that woke it.
+func (r *Reconciler) childApps(ctx context.Context, tracking kube.Tracking) ([]*unstructured.Unstructured, error) {
+	apps := &v1alpha1.ApplicationList{}
+	if err := r.client.List(ctx, apps, client.InNamespace(r.opts.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for i := range apps.Items {
+		a := &apps.Items[i]
+		if r.trackingOwner(a.Annotations, a.Labels) != tracking.AppName {
+			continue
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+		if err != nil {
+			return nil, fmt.Errorf("convert application %s: %w", a.Name, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
+		if tracking.Tracks(u) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // prepareDesired copies the rendered objects, gives namespaced objects
@@ -138,12 +197,12 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 		if isHookOrSkipped(d) {
 			continue
 		}
-		res, err := diff.Compare(ctx, d, liveByKey[objKey(d)], opts)
-		if err != nil {
-			// A dry run that fails (missing CRD, invalid field) still
-			// yields a comparison: the object is out of sync.
-			res = diff.Result{GVK: d.GroupVersionKind(), Namespace: d.GetNamespace(), Name: d.GetName(),
-				Status: diff.OutOfSync, Missing: liveByKey[objKey(d)] == nil, Text: err.Error()}
+		res := compareOne(ctx, d, liveByKey[objKey(d)], opts)
+		if res.Status == diff.OutOfSync {
+			if fresh, changed := r.confirmLive(ctx, d, liveByKey[objKey(d)], cmp.tracking); changed {
+				liveByKey[objKey(d)] = fresh
+				res = compareOne(ctx, d, fresh, opts)
+			}
 		}
 		if res.Status == diff.OutOfSync {
 			loggerFrom(ctx).Debug("out of sync", "object", res.GVK.Kind+"/"+res.Name, "diff", res.Text)
@@ -154,13 +213,67 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 		if desiredKeys[objKey(l)] || l.GetOwnerReferences() != nil && isOwnedByTracked(l) {
 			continue
 		}
-		res, err := diff.Extra(l)
+		if fresh, changed := r.confirmLive(ctx, l, l, cmp.tracking); changed {
+			liveByKey[objKey(l)] = fresh
+			if fresh == nil {
+				continue
+			}
+		}
+		res, err := diff.Extra(liveByKey[objKey(l)])
 		if err != nil {
 			return err
 		}
 		cmp.diffs = append(cmp.diffs, res)
 	}
+	cmp.live = cmp.live[:0]
+	for _, l := range liveByKey {
+		if l != nil {
+			cmp.live = append(cmp.live, l)
+		}
+	}
+	sortObjects(cmp.live)
 	return nil
+}
+
+// compareOne diffs one desired object with its live copy (nil: missing). A
+// dry run that fails (missing CRD, invalid field) still yields a
+// comparison: the object is out of sync.
+func compareOne(ctx context.Context, desired, live *unstructured.Unstructured, opts diff.Options) diff.Result {
+	res, err := diff.Compare(ctx, desired, live, opts)
+	if err != nil {
+		res = diff.Result{GVK: desired.GroupVersionKind(), Namespace: desired.GetNamespace(), Name: desired.GetName(),
+			Status: diff.OutOfSync, Missing: live == nil, Text: err.Error()}
+	}
+	return res
+}
+
+// confirmLive re-reads from the API server an object whose cached copy
+// disagrees with Git, is missing or is extra, so a cache that has not seen
+// the latest write yet never reports drift. It returns the object as the
+// API server has it (nil when it is gone or not the app's), and whether
+// that differs from cached.
+func (r *Reconciler) confirmLive(ctx context.Context, obj, cached *unstructured.Unstructured, tracking kube.Tracking) (*unstructured.Unstructured, bool) {
+	if !r.live.Cached(obj.GroupVersionKind().GroupKind()) {
+		return cached, false
+	}
+	fresh, err := r.cluster.GetOptional(ctx, kube.RefOf(obj))
+	if err != nil {
+		return cached, false
+	}
+	if fresh != nil && !tracking.Tracks(fresh) {
+		fresh = nil
+	}
+	switch {
+	case fresh == nil && cached == nil:
+		return nil, false
+	case fresh == nil || cached == nil:
+		return fresh, true
+	}
+	return fresh, fresh.GetResourceVersion() != cached.GetResourceVersion()
+}
+
+func sortObjects(objs []*unstructured.Unstructured) {
+	sort.Slice(objs, func(i, j int) bool { return kube.RefOf(objs[i]).String() < kube.RefOf(objs[j]).String() })
 }
 
 // isOwnedByTracked reports objects created by a controller (a ReplicaSet
@@ -251,7 +364,7 @@ func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstr
 				return p, nil
 			}
 		}
-		p, err := r.cluster.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true})
+		p, err := r.cluster.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live[key]})
 		if err == nil && ok {
 			r.predictions.put(key, stamp, p)
 		}
@@ -259,19 +372,74 @@ func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstr
 	})
 }
 
-// predictionStamp identifies the inputs of a prediction.
+// seedPredictions records what a sync's applies returned as the
+// predictions for those objects: applying the same desired object to what
+// an apply returned changes nothing, so the refresh that follows a sync
+// needs no dry run for them.
+func (r *Reconciler) seedPredictions(plan *wsync.Plan) {
+	for _, t := range plan.Tasks {
+		if t.Type != wsync.TaskApply || t.Object == nil || t.Live == nil || t.Live.GetResourceVersion() == "" {
+			continue
+		}
+		if stamp, ok := predictionStamp(t.Object, t.Live, t.Settings.Mode); ok {
+			r.predictions.put(objKey(t.Object), stamp, t.Live)
+		}
+	}
+}
+
+// predictionStamp identifies the inputs of a prediction: the desired
+// object, the live one and the apply mode. The live object's status and
+// version fields are left out: an apply does not change the status, and
+// the diff ignores both, so a prediction made before a status change (a
+// child Application's health, a Deployment's ready replicas) still holds.
 func predictionStamp(desired, live *unstructured.Unstructured, mode kube.ApplyMode) (string, bool) {
-	b, err := json.Marshal(desired.Object)
-	if err != nil {
+	h := fnv.New64a()
+	if err := json.NewEncoder(h).Encode(desired.Object); err != nil {
 		return "", false
 	}
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	rv := ""
 	if live != nil {
-		rv = string(live.GetUID()) + "/" + live.GetResourceVersion()
+		if err := json.NewEncoder(h).Encode(withoutVolatile(live.Object)); err != nil {
+			return "", false
+		}
 	}
-	return fmt.Sprintf("%x|%s|%s", h.Sum64(), rv, mode), true
+	return fmt.Sprintf("%x|%s", h.Sum64(), mode), true
+}
+
+// withoutVolatile is a shallow copy of obj without status, and without
+// the metadata fields every write changes. managedFields go too: the live
+// cache does not keep them, so a prediction never depended on them.
+func withoutVolatile(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			switch k {
+			case "resourceVersion", "generation", "managedFields":
+			default:
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
+}
+
+// Succeeded reports whether a prediction (a successful dry run) exists for
+// these inputs; it makes the prediction cache a sync's wsync.DryRunCache.
+func (c *predictionCache) Succeeded(desired, live *unstructured.Unstructured, mode kube.ApplyMode) bool {
+	stamp, ok := predictionStamp(desired, live, mode)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, found := c.m[objKey(desired)]
+	return found && p.stamp == stamp
 }
 
 // predictionCache holds the last prediction of each object.

@@ -51,6 +51,13 @@ type Options struct {
 	// Metrics receives reconcile, sync, app and Git fetch metrics; nil
 	// records none.
 	Metrics *server.Metrics
+	// QPS and Burst limit the controller's requests to the API server
+	// (defaults 100 and 200; a config that sets its own keeps it).
+	QPS   float32
+	Burst int
+	// PprofAddr serves Go's profiling endpoints there when set (off by
+	// default; for benchmarks and debugging).
+	PprofAddr string
 }
 
 func (o *Options) defaults() error {
@@ -99,6 +106,9 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
+	if opts.QPS > 0 {
+		cfg.QPS, cfg.Burst = opts.QPS, max(opts.Burst, int(opts.QPS))
+	}
 	if cfg.QPS == 0 {
 		// client-go's default of 5 requests per second throttles every
 		// dry run and apply of a wave; Argo CD uses 50/100.
@@ -112,6 +122,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: opts.Namespace,
@@ -126,6 +137,9 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Application{}, indexDependsOn, dependsOnIndex); err != nil {
+		return nil, fmt.Errorf("index applications: %w", err)
 	}
 	rec, err := buildReconciler(cfg, mgr.GetClient(), mgr.GetAPIReader(), opts)
 	if err != nil {
@@ -159,6 +173,7 @@ func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, op
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
+	c.rec.live.Start(ctx, c.rec.onNewInformer)
 	if err := c.rec.loadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -54,7 +53,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 	}
 	base := app.DeepCopy()
 	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == fin })
-	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+	if err := r.patchApp(ctx, app, base); err != nil {
 		return reconcile.Result{}, fmt.Errorf("remove finalizer %s: %w", fin, err)
 	}
 	return reconcile.Result{}, nil

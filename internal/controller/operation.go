@@ -92,7 +92,7 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 		base := app.DeepCopy()
 		app.Operation = op
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
-		if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		if err := r.patchApp(ctx, app, base); err != nil {
 			return fmt.Errorf("request automated sync: %w", err)
 		}
 		loggerFrom(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
@@ -112,7 +112,16 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 		cancel()
 		return nil
 	}
-	go r.runOperation(runCtx, app.DeepCopy(), proj, s)
+	// A runner may have finished this very operation since app was read:
+	// start only what the API server still asks for.
+	fresh := &v1alpha1.Application{}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
+		!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
+		r.runners.done(app.Name)
+		cancel()
+		return client.IgnoreNotFound(err)
+	}
+	go r.runOperation(runCtx, fresh, proj, s)
 	return nil
 }
 
@@ -121,7 +130,7 @@ func (r *Reconciler) clearDependencyWait(ctx context.Context, app *v1alpha1.Appl
 		if c.Type == v1alpha1.ApplicationConditionDependencyWait {
 			base := app.DeepCopy()
 			clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
-			if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+			if err := r.patchApp(ctx, app, base); err != nil {
 				return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionDependencyWait, err)
 			}
 			return nil
@@ -153,12 +162,12 @@ func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 // (and operation when clear is set) are left to the reconciler.
 func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
 	app := &v1alpha1.Application{}
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, app); err != nil {
+	if err := r.readApp(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, app); err != nil {
 		return fmt.Errorf("read application %s: %w", name, err)
 	}
 	base := app.DeepCopy()
 	update(app)
-	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("write operation state of %s: %w", name, err)
 	}
 	return nil

@@ -39,7 +39,8 @@ type Reconciler struct {
 	ctrl        controller.Controller
 	refreshes   *refreshSet
 	runners     *runners
-	watches     *watchSet
+	live        *kube.LiveCache
+	written     written
 	settings    settingsCache
 	now         func() time.Time
 	discovery   discovery.DiscoveryInterface
@@ -65,7 +66,7 @@ func newReconciler(c client.Client, reader client.Reader, cluster *kube.Cluster,
 		metrics:   metrics{m: opts.Metrics},
 		refreshes: &refreshSet{marks: map[string]bool{}},
 		runners:   &runners{running: map[string]context.CancelFunc{}},
-		watches:   newWatchSet(),
+		live:      kube.NewLiveCache(cluster),
 		events:    make(chan event.GenericEvent, 256),
 		now:       time.Now,
 	}
@@ -77,12 +78,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	log := slog.With("app", req.Name)
 	ctx = withLogger(ctx, log)
 	start := time.Now()
-	// Read the app from the API server, not the cache: status patches are
-	// merge patches computed against this copy, and a stale copy would drop
-	// a change back to a value the cache still holds.
+	// Status patches are merge patches computed against this copy: readApp
+	// never returns one older than the controller's own last write.
 	app := &v1alpha1.Application{}
-	if err := r.apiReader.Get(ctx, req.NamespacedName, app); err != nil {
+	if err := r.readApp(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.written.forget(req.Name)
 			r.runners.stop(req.Name)
 			r.metrics.deleted(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
@@ -170,7 +171,7 @@ func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application
 	}
 	base := app.DeepCopy()
 	setCondition(&app.Status, typ, message, r.now())
-	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("write condition %s: %w", typ, err)
 	}
 	loggerFrom(ctx).Info("condition", "type", typ, "message", message)
@@ -185,7 +186,7 @@ func (r *Reconciler) clearInvalidSpec(ctx context.Context, app *v1alpha1.Applica
 	}
 	base := app.DeepCopy()
 	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
-	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionInvalidSpecError, err)
 	}
 	return nil
@@ -211,17 +212,44 @@ func (r *Reconciler) appEvents(_ context.Context, obj client.Object) []reconcile
 		r.refreshes.mark(owner, false)
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}})
 	}
+	for _, name := range r.dependents(obj.GetNamespace(), obj.GetName()) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}})
+	}
+	return reqs
+}
+
+// indexDependsOn indexes cached Applications by the apps they depend on.
+const indexDependsOn = "wavecd.io/depends-on"
+
+func dependsOnIndex(obj client.Object) []string {
+	app, ok := obj.(*v1alpha1.Application)
+	if !ok {
+		return nil
+	}
+	return dependencies(app)
+}
+
+// dependents names the apps in namespace that depend on app name: through
+// the cache's index, or by listing every app when the client has none.
+func (r *Reconciler) dependents(namespace, name string) []string {
+	ctx := context.Background()
 	apps := &v1alpha1.ApplicationList{}
-	if err := r.client.List(context.Background(), apps, client.InNamespace(obj.GetNamespace())); err == nil {
-		for i := range apps.Items {
-			for _, d := range dependencies(&apps.Items[i]) {
-				if d == obj.GetName() {
-					reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
-				}
+	err := r.client.List(ctx, apps, client.InNamespace(namespace), client.MatchingFields{indexDependsOn: name})
+	if err != nil {
+		if err := r.client.List(ctx, apps, client.InNamespace(namespace)); err != nil {
+			return nil
+		}
+	}
+	var out []string
+	for i := range apps.Items {
+		for _, d := range dependencies(&apps.Items[i]) {
+			if d == name {
+				out = append(out, apps.Items[i].Name)
+				break
 			}
 		}
 	}
-	return reqs
+	return out
 }
 
 // settingsEvents refreshes every app when argocd-cm changes.

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/kube"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -72,17 +71,18 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 	if err := r.checkObjects(proj, desired); err != nil {
 		return revision, err
 	}
-	tracking := trackingOf(s, app.Name)
-	live, err := r.cluster.ListTracked(ctx, tracking, kube.ListOptions{Kinds: kindsOf(desired, app.Status.Resources)})
+	live, err := r.listLive(ctx, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
 	if err != nil {
-		return revision, fmt.Errorf("list live objects: %w", err)
+		return revision, err
 	}
 	desired, live = selectResources(op.Resources, desired, live)
 	opts, err := r.syncOptions(app, op, s, revision)
 	if err != nil {
 		return revision, err
 	}
-	opts.OnProgress = func(saved wsync.State) { r.saveProgress(ctx, app, opState, &saved, revision) }
+	progress := newProgressWriter(func(saved *wsync.State) { r.saveProgress(ctx, app, opState, saved, revision) })
+	defer progress.stop()
+	opts.OnProgress = progress.update
 	plan, err := wsync.NewPlan(desired, live, opts)
 	if err != nil {
 		return revision, err
@@ -92,6 +92,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 		return revision, err
 	}
 	err = exec.Run(ctx, st)
+	r.seedPredictions(plan)
 	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
 		return revision, fmt.Errorf("waiting for pruning confirmation: %w", err)
 	}
@@ -114,7 +115,7 @@ func (r *Reconciler) syncOptions(app *v1alpha1.Application, op *v1alpha1.SyncOpe
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
 		Health:    s.Assessor, WaveDelay: s.WaveDelay, IgnoreDifferences: ignoreRules(app.Spec.IgnoreDifferences),
-		Scope: r.cluster,
+		Scope: r.cluster, DryRuns: &r.predictions,
 	}, nil
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
@@ -24,7 +23,7 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 	base := app.DeepCopy()
 	delete(app.Annotations, AnnotationRefresh)
 	if len(base.Annotations) != len(app.Annotations) {
-		if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		if err := r.patchApp(ctx, app, base); err != nil {
 			return fmt.Errorf("clear refresh annotation: %w", err)
 		}
 		base = app.DeepCopy()
@@ -49,7 +48,7 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
 		r.applyComparison(app, cmp, now)
 	}
-	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
 	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)

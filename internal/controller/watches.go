@@ -2,50 +2,40 @@ package controller
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"strings"
-	stdsync "sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// watchSet starts one metadata watch per kind that some app manages, so a
-// change to a managed object refreshes its app at once (no polling). Kinds
-// nobody uses are never watched.
-type watchSet struct {
-	mu      stdsync.Mutex
-	watched map[schema.GroupKind]bool
+// watchManaged makes the live cache watch the kinds an app manages: a
+// change to one of its objects refreshes the app at once (no polling), and
+// later refreshes read the app's objects from memory. Kinds nobody uses are
+// never watched.
+func (r *Reconciler) watchManaged(ctx context.Context, kinds []schema.GroupKind) {
+	// Child Applications are read from the controller's own cache.
+	kinds = slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK && r.cache != nil })
+	if err := r.live.Ensure(kinds); err != nil {
+		loggerFrom(ctx).Warn("watch managed kinds", "err", err)
+	}
 }
 
-func newWatchSet() *watchSet { return &watchSet{watched: map[schema.GroupKind]bool{}} }
-
-func (w *watchSet) ensure(ctx context.Context, r *Reconciler, kinds []schema.GroupKind) {
-	if r.ctrl == nil || r.cache == nil {
+// onNewInformer routes a new informer's events to the apps its objects
+// belong to.
+func (r *Reconciler) onNewInformer(gk schema.GroupKind, inf toolscache.SharedIndexInformer) {
+	if r.ctrl == nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, gk := range kinds {
-		if w.watched[gk] || gk == applicationGK {
-			continue
-		}
-		m, err := r.cluster.Mapping(gk.WithVersion(""))
-		if err != nil {
-			continue // a kind whose CRD is not there yet; the next refresh retries
-		}
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(m.GroupVersionKind)
-		src := ctrlsource.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(r.managedEvents))
-		if err := r.ctrl.Watch(src); err != nil {
-			loggerFrom(ctx).Warn("watch managed kind", "kind", gk.String(), "err", err)
-			continue
-		}
-		w.watched[gk] = true
+	src := &ctrlsource.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.managedEvents)}
+	if err := r.ctrl.Watch(src); err != nil {
+		slog.Warn("watch managed kind", "kind", gk.String(), "err", err)
 	}
 }
 

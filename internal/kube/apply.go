@@ -45,6 +45,13 @@ type ApplyOptions struct {
 	DryRun bool
 	// SkipValidation turns off strict field validation (Validate=false).
 	SkipValidation bool
+	// Known says the caller knows the live object: Live is its copy, nil
+	// when the object does not exist. Client-side apply then reads
+	// nothing first: a missing object is created at once (and read after
+	// all if it turns out to exist), and a dry run patches from Live. A
+	// real apply over an existing object always reads it first.
+	Known bool
+	Live  *unstructured.Unstructured
 }
 
 // Apply writes obj to the cluster and returns the object as stored (or as it

@@ -26,12 +26,21 @@ func clientSideApply(ctx context.Context, ri dynamic.ResourceInterface, obj *uns
 	if err != nil {
 		return nil, err
 	}
-	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return create(ctx, ri, modified, opts)
-	case err != nil:
-		return nil, err
+	if opts.Known && opts.Live == nil {
+		out, err := create(ctx, ri, modified, opts)
+		if !apierrors.IsAlreadyExists(err) {
+			return out, err
+		}
+	}
+	live := opts.Live
+	if !opts.Known || !opts.DryRun || live == nil {
+		live, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return create(ctx, ri, modified, opts)
+		case err != nil:
+			return nil, err
+		}
 	}
 	patch, patchType, err := threeWayPatch(modified, live)
 	if err != nil {

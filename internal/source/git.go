@@ -31,6 +31,10 @@ type gitRepo struct {
 
 	mu   sync.Mutex // go-git repositories are not safe for concurrent use
 	repo *git.Repository
+	// stamp and refs are a local repository's refs when last read, reused
+	// while refsStamp is unchanged.
+	stamp string
+	refs  remoteRefs
 }
 
 // remoteRefs is what one ls-remote told: ref name to commit, peeled.
@@ -166,12 +170,20 @@ func (g *gitRepo) openRemoteLocked() (*git.Repository, error) {
 	return repo, nil
 }
 
-// openLocked returns the repository to read objects from. A local repository
-// is reopened each time so that new commits and refs are seen.
+// openLocked returns the repository to read objects from. A local
+// repository is opened again whenever its refs changed, so new commits
+// are seen.
 func (g *gitRepo) openLocked() (*git.Repository, error) {
 	if g.loc.kind == locRemote {
 		return g.openRemoteLocked()
 	}
+	if stamp, ok := refsStamp(g.loc.path); ok && g.repo != nil && stamp == g.stamp {
+		return g.repo, nil
+	}
+	return g.reopenLocked()
+}
+
+func (g *gitRepo) reopenLocked() (*git.Repository, error) {
 	repo, err := git.PlainOpenWithOptions(g.loc.path, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", g.loc.display, err)
@@ -181,23 +193,45 @@ func (g *gitRepo) openLocked() (*git.Repository, error) {
 }
 
 func (g *gitRepo) resolveLocal(rev string) (string, error) {
-	g.mu.Lock()
-	repo, err := g.openLocked()
-	g.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	refs, err := localRefs(repo)
+	refs, err := g.localRefsCached()
 	if err != nil {
 		return "", err
 	}
 	if h, ok := matchRef(refs, rev); ok {
 		return h.String(), nil
 	}
+	if isFullSHA(rev) && g.hasCommit(strings.ToLower(rev)) {
+		return strings.ToLower(rev), nil
+	}
 	if isHex(rev) {
 		return g.findCommit(rev)
 	}
 	return "", fmt.Errorf("no branch, tag or commit named %q", rev)
+}
+
+// localRefsCached returns the refs of a local repository, read again only
+// when they changed on disk (the repository is then reopened too, so new
+// objects are seen).
+func (g *gitRepo) localRefsCached() (remoteRefs, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	stamp, ok := refsStamp(g.loc.path)
+	if ok && g.refs != nil && stamp == g.stamp {
+		return g.refs, nil
+	}
+	repo, err := g.reopenLocked()
+	if err != nil {
+		return nil, err
+	}
+	refs, err := localRefs(repo)
+	if err != nil {
+		return nil, err
+	}
+	g.stamp, g.refs = "", nil
+	if ok {
+		g.stamp, g.refs = stamp, refs
+	}
+	return refs, nil
 }
 
 // localRefs lists the refs of a local repository, peeled to commits.

@@ -196,3 +196,35 @@ func TestUnreachableRepoIsAnError(t *testing.T) {
 		t.Errorf("error shows the password: %v", err)
 	}
 }
+
+func TestLocalRepoSeesNewCommitsAndBranches(t *testing.T) {
+	repo := newTestRepo(t)
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	for _, rev := range []string{"main", "main", "HEAD"} {
+		if _, err := repos.Resolve(t.Context(), repo.work, rev); err != nil {
+			t.Fatalf("resolve %s: %v", rev, err)
+		}
+	}
+	runGit(t, repo.work, "checkout", "-q", "main")
+	third := commitFiles(t, repo.work, "third", map[string]string{"app/cm.yaml": "rev: third\n"})
+	runGit(t, repo.work, "branch", "feature/x")
+	runGit(t, repo.work, "pack-refs", "--all")
+	fourth := commitFiles(t, repo.work, "fourth", map[string]string{"app/cm.yaml": "rev: fourth\n"})
+	cases := map[string]string{"main": fourth, "feature/x": third, third: third}
+	for rev, want := range cases {
+		got, err := repos.Resolve(t.Context(), repo.work, rev)
+		if err != nil {
+			t.Fatalf("resolve %s: %v", rev, err)
+		}
+		if got != want {
+			t.Errorf("%s = %s, want %s", rev, got, want)
+		}
+	}
+	tree, err := repos.Checkout(t.Context(), repo.work, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tree.ReadFile("app/cm.yaml"); err != nil || string(b) != "rev: fourth\n" {
+		t.Errorf("app/cm.yaml at main = %q, %v", b, err)
+	}
+}

@@ -165,6 +165,10 @@ func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, 
 		return TaskDryRunOK, ""
 	}
 	opts := e.applyOptions(t, true)
+	if ts.Type == TaskApply && !opts.Force && e.opts.DryRuns != nil && e.opts.DryRuns.Succeeded(obj, t.Live, opts.Mode) {
+		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: "known from the last comparison"})
+		return TaskDryRunOK, ""
+	}
 	if ts.Type == TaskHook {
 		// A hook is always created afresh (an earlier one is deleted first):
 		// dry-run a creation under a generated name.
@@ -172,6 +176,8 @@ func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, 
 		obj.SetGenerateName(obj.GetName()[:min(len(obj.GetName()), 50)] + "-")
 		obj.SetName("")
 		opts.Mode, opts.Force = kube.Create, false
+	} else {
+		opts.Known, opts.Live = true, t.Live
 	}
 	_, err := e.cluster.Apply(ctx, obj, opts)
 	if err != nil {
@@ -311,7 +317,9 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 	obj := e.objectFor(st, i)
 	event := Event{SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID}
 	e.events.add(ctx, withType(event, EventApply))
-	out, err := e.cluster.Apply(ctx, obj, e.applyOptions(t, false))
+	opts := e.applyOptions(t, false)
+	opts.Known = t.Live == nil && ts.Type == TaskApply // planned as a creation
+	out, err := e.cluster.Apply(ctx, obj, opts)
 	if err == nil && kube.IsCRD(obj) {
 		err = e.cluster.WaitEstablished(ctx, obj.GetName(), crdTimeout)
 	}

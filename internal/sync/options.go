@@ -144,11 +144,20 @@ type Options struct {
 	// Scope tells whether a kind is namespaced; a built-in list of
 	// cluster-scoped kinds when nil. kube.Cluster implements it.
 	Scope Scope
+	// DryRuns, when set, tells which dry runs already succeeded (a
+	// refresh's server-side diff made them): those tasks skip theirs.
+	DryRuns DryRunCache
 	// OnProgress is called with a copy of the state after every step, so
 	// the caller can persist it.
 	OnProgress func(State)
 	// OnEvent is called with every event the executor records.
 	OnEvent func(Event)
+}
+
+// DryRunCache knows dry runs that succeeded: applying desired over live
+// (nil: creating it) in mode, with the same inputs, cannot fail now.
+type DryRunCache interface {
+	Succeeded(desired, live *unstructured.Unstructured, mode kube.ApplyMode) bool
 }
 
 // Scope tells whether objects of a kind live in a namespace.

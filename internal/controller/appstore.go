@@ -1,0 +1,84 @@
+package controller
+
+import (
+	"context"
+	"math"
+	"strconv"
+	stdsync "sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// written remembers the resourceVersion of the controller's newest write
+// to each app. Status writes are merge patches computed against the copy
+// the controller read: a copy older than the controller's own last write
+// would let a patch skip a field the controller changed back. The cache's
+// copy is used when it is at least as new as that write; otherwise the app
+// is read from the API server.
+//
+// Resource versions are compared as numbers, which is what the API server
+// (etcd revisions) issues; one that is not a number always sends the read
+// to the API server.
+type written struct {
+	mu stdsync.Mutex
+	rv map[string]uint64
+}
+
+// covers reports whether a copy at version rv includes the controller's
+// last write to app name.
+func (w *written) covers(name, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.rv[name]
+	if !ok {
+		return true
+	}
+	v, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && v >= last
+}
+
+func (w *written) set(name, rv string) {
+	v, err := strconv.ParseUint(rv, 10, 64)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rv == nil {
+		w.rv = map[string]uint64{}
+	}
+	if err != nil {
+		v = math.MaxUint64 // never covered: read from the API server
+	}
+	w.rv[name] = max(w.rv[name], v)
+}
+
+func (w *written) forget(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.rv, name)
+}
+
+// readApp reads the app key names: from the cache when the cached copy
+// includes the controller's last write to it, else from the API server.
+func (r *Reconciler) readApp(ctx context.Context, key client.ObjectKey, app *v1alpha1.Application) error {
+	err := r.client.Get(ctx, key, app)
+	if err == nil {
+		if r.written.covers(key.Name, app.ResourceVersion) {
+			return nil
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	return r.apiReader.Get(ctx, key, app)
+}
+
+// patchApp writes app as a merge patch from base and remembers the
+// version written.
+func (r *Reconciler) patchApp(ctx context.Context, app, base *v1alpha1.Application) error {
+	if err := r.client.Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	r.written.set(app.Name, app.ResourceVersion)
+	return nil
+}
