@@ -68,5 +68,7 @@ waves on real child health.`,
 	root.AddCommand(newAppCommand(s))
 	root.AddCommand(newUpCommand(s))
 	root.AddCommand(newDownCommand(s))
+	root.AddCommand(newServerCommand(s))
+	root.AddCommand(newAdminCommand(s))
 	return root
 }

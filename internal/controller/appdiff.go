@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -35,6 +36,9 @@ type ObjectDiff struct {
 	// would store (or the reason the dry run failed). Secret values are
 	// masked.
 	Text string
+	// Live and Predicted are the normalized objects compared (nil when
+	// absent), with Secret values masked as in Text.
+	Live, Predicted *unstructured.Unstructured
 }
 
 // Diff compares app with the cluster as a refresh does (render, dry-run
@@ -93,7 +97,7 @@ func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, erro
 		}
 		out = append(out, ObjectDiff{
 			Group: d.GVK.Group, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
-			Missing: d.Missing, Extra: d.Extra, Text: d.Text,
+			Missing: d.Missing, Extra: d.Extra, Text: d.Text, Live: d.Live, Predicted: d.Predicted,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -108,6 +112,7 @@ func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, erro
 // changed, as Argo CD shows it.
 func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
 	if d.Predicted == nil && !d.Extra {
+		d.Live = maskValues(d.Live, map[string]string{})
 		return d, nil // the dry run failed: Text is its error, with no values
 	}
 	masks := map[string]string{}
@@ -147,4 +152,23 @@ func maskValues(obj *unstructured.Unstructured, masks map[string]string) *unstru
 		_ = unstructured.SetNestedMap(out.Object, values, field)
 	}
 	return out
+}
+
+// Differ adapts Diff to internal/server's Differ, for the API server's
+// managed-resources endpoint and the UI's diff view.
+func Differ(cfg *rest.Config, opts DiffOptions) server.Differ {
+	return server.DifferFunc(func(ctx context.Context, app *v1alpha1.Application) ([]server.ResourceDiff, error) {
+		diffs, err := Diff(ctx, cfg, app, opts)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]server.ResourceDiff, len(diffs))
+		for i, d := range diffs {
+			out[i] = server.ResourceDiff{
+				Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name,
+				Missing: d.Missing, Extra: d.Extra, Text: d.Text, Live: d.Live, Predicted: d.Predicted,
+			}
+		}
+		return out, nil
+	})
 }

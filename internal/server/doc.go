@@ -1,7 +1,10 @@
-// Package server owns wavecd's HTTP endpoints: the Git webhook
-// (POST /api/webhook), Prometheus metrics (/metrics) and the health probes
-// (/healthz, /readyz), served by one Server that runs as a controller-runtime
-// Runnable.
+// Package server owns wavecd's HTTP endpoints, served by one Server that
+// runs as a controller-runtime Runnable: the Git webhook (POST
+// /api/webhook), Prometheus metrics (/metrics), the health probes
+// (/healthz, /readyz) and, when an API handler is set, the REST API under
+// /api/v1 and the web UI.
+//
+// # Webhook and metrics
 //
 // The webhook verifies GitHub's X-Hub-Signature-256 when Secret argocd-secret
 // holds webhook.github.secret, then asks a Refresher to refresh every
@@ -10,9 +13,58 @@
 // through two narrow interfaces, AppLister and Refresher: the controller
 // implements them in process, and appclient provides versions over the
 // Kubernetes API (a refresh is then the argocd.argoproj.io/refresh
-// annotation).
+// annotation). Metrics defines the wavecd_* series the controller updates.
 //
-// Metrics defines the wavecd_* series the controller updates. The package
-// renders no manifests and runs no syncs; a UI and an API for the CLI are
-// not here yet.
+// # API
+//
+// NewAPI serves Argo CD's paths and JSON shapes: POST/DELETE
+// /api/v1/session and GET /api/v1/session/userinfo; GET
+// /api/v1/applications (filters projects, selector, health, sync, repo,
+// cluster), GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
+// ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
+// .../events, POST .../sync, PUT (or POST) .../rollback, and GET
+// /api/v1/stream/applications, server-sent events of
+// {"result":{"type":...,"application":{...}}}. Errors are
+// {"error","code","message"} with gRPC codes in code, as Argo CD's gateway
+// writes them.
+//
+// Every call but login and userinfo needs a session: a bearer token or the
+// argocd.token cookie (HttpOnly, SameSite=Lax, Secure over TLS), checked by
+// internal/auth; a changing request that authenticates with the cookie
+// must also come from this origin. Every call is then authorized with
+// internal/rbac against argocd-rbac-cm and the AppProjects' roles, read
+// afresh for each request so a policy change applies at once; a denied
+// call answers 403 before it writes anything. Lists and streams leave out
+// the apps the user may not get. Application reads and writes go through
+// internal/appclient (the same actions as `wavecd app`): a sync or rollback
+// writes the app's operation field and the controller runs it. The
+// resource tree is appclient.ResourceTree. Diffs come from a Differ, which
+// the controller package provides (controller.Differ): this package cannot
+// import it. Secret values are masked in every response (runs of `+`, as
+// Argo CD shows them) and the last-applied annotation of a Secret is
+// dropped; nothing logs tokens, passwords or request bodies.
+//
+// NewAPIServer assembles a Server for `wavecd server` and `wavecd up`:
+// it bootstraps argocd-secret (auth.Store.Bootstrap), serves HTTPS with
+// the certificate of Secret argocd-server-tls (generating a self-signed one
+// there when missing) unless Insecure, and wires the API.
+//
+// # UI
+//
+// The UI is server-rendered: html/template pages embedded with go:embed
+// (ui/templates) and one small hand-written script (ui/static/app.js),
+// with no npm build step, so a clean clone builds with `go build` alone
+// and the UI reuses the API's own code paths (no second client). Pages:
+// login, the application tiles with health and sync badges and filters,
+// and the application page (summary, operation and what its wave waits
+// on, sync waves, resource tree, last sync timeline, history with
+// rollback, the diff unified or side by side, the sync dialog). The
+// script keeps pages live: it listens to the application event stream and
+// re-renders the changed part (?partial=1) within a fraction of a second,
+// and calls the JSON API for sync, refresh and rollback. Pages send a
+// strict Content-Security-Policy (no inline script or style).
+//
+// What the package does not own: who a user is (internal/auth), what a
+// user may do (internal/rbac), rendering or diffing manifests
+// (internal/controller, internal/diff), running syncs (the controller).
 package server

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,11 @@ type Options struct {
 	// Ready decides /readyz; nil is always ready. It gets the request's
 	// context and should return quickly.
 	Ready func(ctx context.Context) error
+	// API serves every other path: the REST API under /api/v1 and the web
+	// UI (see NewAPI); nil leaves them out.
+	API http.Handler
+	// TLS, when set, makes the server speak HTTPS only.
+	TLS *tls.Config
 	// ShutdownTimeout bounds the graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration
 }
@@ -57,6 +63,9 @@ func (s *Server) routes() http.Handler {
 	}
 	if s.opts.Metrics != nil {
 		mux.Handle("/metrics", s.opts.Metrics.Handler())
+	}
+	if s.opts.API != nil {
+		mux.Handle("/", s.opts.API)
 	}
 	return mux
 }
@@ -102,9 +111,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// cancellation, so a shutdown lets them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	if sd, ok := s.opts.API.(interface{ Shutdown() }); ok {
+		srv.RegisterOnShutdown(sd.Shutdown)
+	}
+	scheme := "http"
+	if s.opts.TLS != nil {
+		ln, scheme = tls.NewListener(ln, s.opts.TLS), "https"
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	slog.InfoContext(ctx, "http server listening", "addr", ln.Addr().String())
+	slog.InfoContext(ctx, "http server listening", "addr", ln.Addr().String(), "scheme", scheme)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)

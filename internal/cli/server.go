@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/server"
+)
+
+const serverLong = `Serve wavecd's API and web UI against a cluster, like argocd-server.
+
+The REST API follows Argo CD's paths and JSON under /api/v1 (session,
+applications, resource-tree, managed-resources, events, sync, rollback,
+delete, and the application event stream), so scripts written for Argo CD's
+API keep working. The web UI at / lists the applications and shows each one
+with its resource tree, sync waves, diff, sync dialog, last sync and history,
+updated live.
+
+Log in as admin: on first start, when Secret argocd-secret holds no admin
+password, a random one is generated; print it with
+"wavecd admin initial-password". Local users come from argocd-cm
+(accounts.NAME: apiKey, login) and permissions from argocd-rbac-cm, as in
+Argo CD.
+
+The server speaks HTTPS with the certificate of Secret argocd-server-tls
+(a self-signed one is generated and stored there when missing); --insecure
+serves plain HTTP. It reads and writes Applications directly: the controller
+(wavecd controller, or Argo CD's) runs the syncs it requests.`
+
+const serverExample = `  wavecd server --kubeconfig .wavecd/kubeconfig --insecure
+  wavecd admin initial-password --kubeconfig .wavecd/kubeconfig
+  curl -s http://127.0.0.1:8080/api/v1/session -d '{"username":"admin","password":"..."}'`
+
+// serverAction runs the API server.
+type serverAction struct {
+	errOut     io.Writer
+	kube       kubeFlags
+	namespace  string
+	listen     string
+	insecure   bool
+	sessionTTL time.Duration
+	cacheDir   string
+	mirrors    []string
+	verbose    bool
+}
+
+func newServerCommand(s Streams) *cobra.Command {
+	a := &serverAction{errOut: s.Err}
+	cmd := &cobra.Command{
+		Use:     "server",
+		Short:   "Serve the API and web UI (like argocd-server)",
+		Long:    serverLong,
+		Example: serverExample,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return a.Run(cmd.Context()) },
+	}
+	a.kube.addTo(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVarP(&a.namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and settings")
+	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address to serve the API and UI on")
+	f.BoolVar(&a.insecure, "insecure", false, "serve plain HTTP instead of HTTPS")
+	f.DurationVar(&a.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a login session")
+	f.StringVar(&a.cacheDir, "cache-dir", "", "directory for the Git clones diffs render (default: the user cache directory)")
+	f.StringArrayVar(&a.mirrors, "mirror", nil, "serve a repository URL from a local path when diffing (URL=PATH, repeatable)")
+	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every request")
+	return cmd
+}
+
+// Run serves until ctx ends.
+func (a *serverAction) Run(ctx context.Context) error {
+	level := slog.LevelInfo
+	if a.verbose {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level})))
+	mirrors, err := parseMirrorFlags(a.mirrors)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.kube.restConfig()
+	if err != nil {
+		return err
+	}
+	srv, err := server.NewAPIServer(ctx, cfg, server.APIServerOptions{
+		Addr: a.listen, Namespace: a.namespace, Insecure: a.insecure, SessionTTL: a.sessionTTL,
+		Differ: controller.Differ(cfg, controller.DiffOptions{CacheDir: a.cacheDir, Mirrors: mirrors}),
+	})
+	if err != nil {
+		return err
+	}
+	scheme := "https"
+	if a.insecure {
+		scheme = "http"
+	}
+	slog.Info("api server starting", "url", scheme+"://"+a.listen, "namespace", a.namespace)
+	return srv.Start(ctx)
+}

@@ -1,0 +1,311 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/auth"
+	"github.com/wavecd/wavecd/internal/rbac"
+)
+
+// TokenCookie is the session cookie, as in Argo CD.
+const TokenCookie = "argocd.token"
+
+// ResourceDiff is one managed object whose live state differs from the
+// desired one.
+type ResourceDiff struct {
+	Group, Kind, Namespace, Name string
+	// Missing: desired but not live. Extra: live but no longer desired.
+	Missing, Extra bool
+	// Text is a unified diff from live to desired, or why the comparison
+	// of this object failed. Secret values must be masked.
+	Text string
+	// Live and Predicted are the normalized objects compared, nil when
+	// absent. Secret values must be masked.
+	Live, Predicted *unstructured.Unstructured
+}
+
+// Differ compares an app's desired state with the cluster. The controller
+// package provides one (controller.Diff); the server cannot import it.
+type Differ interface {
+	Diff(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error)
+}
+
+// DifferFunc adapts a function to Differ.
+type DifferFunc func(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error)
+
+// Diff calls f.
+func (f DifferFunc) Diff(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error) {
+	return f(ctx, app)
+}
+
+// APIOptions configure the API and the web UI.
+type APIOptions struct {
+	// Namespace holds the Applications, AppProjects and settings.
+	Namespace string
+	// Kube reads and writes the cluster directly (no cache), with a scheme
+	// that knows the core and argoproj.io types.
+	Kube client.WithWatch
+	// Auth logs users in and verifies their tokens.
+	Auth *auth.Authenticator
+	// Differ computes live-vs-desired diffs; nil leaves diffs empty.
+	Differ Differ
+	// Secure marks the session cookie Secure (the server speaks TLS).
+	Secure bool
+	// RefreshWait bounds how long GET ?refresh= waits for the controller
+	// to finish the refresh (default 10s).
+	RefreshWait time.Duration
+	// StreamHeartbeat is the interval of keep-alive comments on event
+	// streams (default 15s).
+	StreamHeartbeat time.Duration
+}
+
+// API serves wavecd's REST API under /api/v1 and the web UI, both behind
+// a login. Create it with NewAPI.
+type API struct {
+	opts APIOptions
+	mux  *http.ServeMux
+	// stopped is closed by Shutdown: event streams end.
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+// Shutdown ends the event streams, which would otherwise keep a graceful
+// shutdown waiting; the server calls it when it shuts down.
+func (a *API) Shutdown() { a.stopOnce.Do(func() { close(a.stopped) }) }
+
+// NewAPI returns the API and UI handler.
+func NewAPI(o APIOptions) (*API, error) {
+	if o.Kube == nil || o.Auth == nil {
+		return nil, errors.New("api: Kube and Auth are required")
+	}
+	if o.Namespace == "" {
+		o.Namespace = appclient.DefaultNamespace
+	}
+	if o.RefreshWait <= 0 {
+		o.RefreshWait = 10 * time.Second
+	}
+	if o.StreamHeartbeat <= 0 {
+		o.StreamHeartbeat = 15 * time.Second
+	}
+	a := &API{opts: o, mux: http.NewServeMux(), stopped: make(chan struct{})}
+	a.routes()
+	if err := a.uiRoutes(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *API) routes() {
+	m := a.mux
+	m.HandleFunc("POST /api/v1/session", a.login)
+	m.HandleFunc("DELETE /api/v1/session", a.authed(a.logout))
+	m.HandleFunc("GET /api/v1/session/userinfo", a.userinfo)
+	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
+	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
+	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))
+	m.HandleFunc("GET /api/v1/applications/{name}/resource-tree", a.authed(a.resourceTree))
+	m.HandleFunc("GET /api/v1/applications/{name}/managed-resources", a.authed(a.managedResourcesHandler))
+	m.HandleFunc("GET /api/v1/applications/{name}/events", a.authed(a.events))
+	m.HandleFunc("POST /api/v1/applications/{name}/sync", a.authed(a.syncApp))
+	m.HandleFunc("PUT /api/v1/applications/{name}/rollback", a.authed(a.rollbackApp))
+	m.HandleFunc("POST /api/v1/applications/{name}/rollback", a.authed(a.rollbackApp))
+	m.HandleFunc("GET /api/v1/stream/applications", a.authed(a.streamApps))
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// ServeHTTP serves the API and the UI, logging each request without its
+// query, headers or body (they may hold tokens and passwords).
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	a.mux.ServeHTTP(rec, r)
+	slog.DebugContext(r.Context(), "http request", "method", r.Method, "path", r.URL.Path,
+		"status", rec.status, "duration", time.Since(start).Round(time.Millisecond))
+}
+
+// statusRecorder remembers the status code of a response.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush lets event streams through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// session is an authenticated request's subject.
+type session struct {
+	claims auth.Claims
+	token  string
+}
+
+func (s *session) username() string { return s.claims.Username() }
+
+func (s *session) subject() rbac.Subject { return rbac.Subject{Name: s.claims.Username()} }
+
+type sessionHandler func(w http.ResponseWriter, r *http.Request, s *session)
+
+// authed requires a valid token: 401 without one. A request that
+// authenticates with the cookie and changes something must come from this
+// origin (a CSRF guard on top of the SameSite=Lax cookie).
+func (a *API) authed(h sessionHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, fromCookie, err := a.authenticate(r)
+		if err != nil {
+			writeError(w, http.StatusUnauthorized, err)
+			return
+		}
+		if fromCookie && r.Method != http.MethodGet && !sameOrigin(r) {
+			writeError(w, http.StatusForbidden, errors.New("cross-origin request refused"))
+			return
+		}
+		h(w, r, s)
+	}
+}
+
+// errNoSession is the 401 reason when no token was sent.
+var errNoSession = errors.New("no session information")
+
+func (a *API) authenticate(r *http.Request) (*session, bool, error) {
+	token, fromCookie := bearer(r), false
+	if token == "" {
+		if c, err := r.Cookie(TokenCookie); err == nil {
+			token, fromCookie = c.Value, true
+		}
+	}
+	if token == "" {
+		return nil, false, errNoSession
+	}
+	c, err := a.opts.Auth.Verify(r.Context(), token)
+	if err != nil {
+		var ite *auth.InvalidTokenError
+		if errors.As(err, &ite) {
+			return nil, fromCookie, err
+		}
+		slog.ErrorContext(r.Context(), "verify session", "err", err)
+		return nil, fromCookie, errors.New("invalid session: cannot read the settings")
+	}
+	return &session{claims: c, token: token}, fromCookie, nil
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+		return strings.TrimSpace(t)
+	}
+	return ""
+}
+
+// sameOrigin reports whether a request's Origin (or, without one, its
+// Referer) names this host; requests with neither come from tools, not
+// browsers, and pass.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		origin = r.Header.Get("Referer")
+	}
+	if origin == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(origin, "http://")
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return ok && host == r.Host
+}
+
+// clientIP is the address a login comes from, for throttling. Forwarded
+// headers are ignored: a client could forge them to dodge the limit.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// enforcer loads the RBAC policy: argocd-rbac-cm and the AppProjects'
+// roles, read for every request so a change applies at once. Unreadable
+// lines are logged and left out.
+func (a *API) enforcer(ctx context.Context) (*rbac.Enforcer, error) {
+	cm, err := readConfigMap(ctx, a.opts.Kube, a.opts.Namespace, rbac.ConfigMapName)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := rbac.ConfigFromData(cm)
+	if err != nil {
+		slog.WarnContext(ctx, "rbac policy has errors; those lines are ignored", "configmap", rbac.ConfigMapName, "err", err)
+	}
+	var projects v1alpha1.AppProjectList
+	if err := a.opts.Kube.List(ctx, &projects, client.InNamespace(a.opts.Namespace)); err != nil {
+		return nil, fmt.Errorf("list AppProjects: %w", err)
+	}
+	var policies []rbac.Policy
+	for i := range projects.Items {
+		p, err := rbac.ProjectPolicy(&projects.Items[i])
+		if err != nil {
+			slog.WarnContext(ctx, "project role policy has errors; those lines are ignored", "project", projects.Items[i].Name, "err", err)
+		}
+		policies = append(policies, p)
+	}
+	return rbac.New(cfg, policies...), nil
+}
+
+// appObject is the RBAC object of an app: PROJECT/NAME.
+func appObject(app *v1alpha1.Application) string {
+	return app.Spec.Project + "/" + app.Name
+}
+
+// permissionDenied is the 403 Argo CD returns, naming what was refused.
+func permissionDenied(resource, action, object string, s *session) error {
+	return fmt.Errorf("permission denied: %s, %s, %s, sub: %s", resource, action, object, s.claims.Subject)
+}
+
+// appClient is an appclient.Client acting as the session's user.
+func (a *API) appClient(s *session) *appclient.Client {
+	return &appclient.Client{Kube: a.opts.Kube, Namespace: a.opts.Namespace, Username: s.username()}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeJSON reads a request body of at most 1 MiB into v.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid request body: %w", err)
+	}
+	return nil
+}

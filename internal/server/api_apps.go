@@ -1,0 +1,270 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/rbac"
+)
+
+// appList is the body of GET /api/v1/applications.
+type appList struct {
+	Metadata map[string]any   `json:"metadata"`
+	Items    []map[string]any `json:"items"`
+}
+
+// listFilter reads the list filters of a request: projects (repeated or
+// comma separated), selector, health, sync, repo and cluster.
+func listFilter(r *http.Request) appclient.List {
+	q := r.URL.Query()
+	var projects []string
+	for _, p := range q["projects"] {
+		for _, s := range strings.Split(p, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				projects = append(projects, s)
+			}
+		}
+	}
+	return appclient.List{
+		Projects: projects, Selector: q.Get("selector"), Health: q.Get("health"), Sync: q.Get("sync"),
+		Repo: q.Get("repo"), Cluster: q.Get("cluster"),
+	}
+}
+
+// visibleApps lists the apps that match f and that s may get.
+func (a *API) visibleApps(ctx context.Context, s *session, f appclient.List) (*appclient.ListResult, error) {
+	f.Client = a.appClient(s)
+	res, err := f.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	enf, err := a.enforcer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &appclient.ListResult{}
+	for i := range res.Apps {
+		if enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(&res.Apps[i])) {
+			out.Apps = append(out.Apps, res.Apps[i])
+			out.Raw = append(out.Raw, res.Raw[i])
+		}
+	}
+	return out, nil
+}
+
+// listApps is GET /api/v1/applications: the apps the user may get.
+func (a *API) listApps(w http.ResponseWriter, r *http.Request, s *session) {
+	res, err := a.visibleApps(r.Context(), s, listFilter(r))
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	out := appList{Metadata: map[string]any{}, Items: make([]map[string]any, 0, len(res.Raw))}
+	for _, u := range res.Raw {
+		out.Items = append(out.Items, cleanApp(u))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// cleanApp drops managedFields, which no API client reads.
+func cleanApp(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	c.SetManagedFields(nil)
+	return c.Object
+}
+
+// authorizedApp reads the app named in the path and checks that s may do
+// action on it. On failure it writes the error and returns nil. A missing
+// app is 404 only to a user who could get it, 403 to others, so names do
+// not leak.
+func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, action string) (*v1alpha1.Application, *unstructured.Unstructured) {
+	name := r.PathValue("name")
+	enf, err := a.enforcer(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return nil, nil
+	}
+	raw, err := a.appClient(s).GetRaw(r.Context(), name)
+	var nf *appclient.NotFoundError
+	if errors.As(err, &nf) {
+		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, "*/"+name) {
+			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, "*/"+name, s))
+			return nil, nil
+		}
+		writeError(w, http.StatusNotFound, err)
+		return nil, nil
+	}
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return nil, nil
+	}
+	app := &v1alpha1.Application{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.Object, app); err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Errorf("decode application %q: %w", name, err))
+		return nil, nil
+	}
+	if !enf.Allowed(s.subject(), rbac.ResourceApplications, action, appObject(app)) {
+		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, appObject(app), s))
+		return nil, nil
+	}
+	return app, raw
+}
+
+// getApp is GET /api/v1/applications/{name}; ?refresh=normal|hard asks
+// the controller for a refresh and waits (up to RefreshWait) until it is
+// done.
+func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
+	app, raw := a.authorizedApp(w, r, s, rbac.ActionGet)
+	if app == nil {
+		return
+	}
+	if refresh := r.URL.Query().Get("refresh"); refresh != "" {
+		t := appclient.RefreshType(refresh)
+		if t != appclient.RefreshNormal && t != appclient.RefreshHard {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("invalid refresh %q: use normal or hard", refresh))
+			return
+		}
+		var err error
+		if raw, err = a.refresh(r.Context(), s, app.Name, t); err != nil {
+			writeError(w, statusOf(err), err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, cleanApp(raw))
+}
+
+// refresh sets the refresh annotation and waits until the controller
+// removes it, or RefreshWait passes; it returns the app as last read.
+func (a *API) refresh(ctx context.Context, s *session, name string, t appclient.RefreshType) (*unstructured.Unstructured, error) {
+	r := appclient.AnnotationRefresher{Client: a.opts.Kube}
+	if err := r.Refresh(ctx, a.opts.Namespace, name, t); err != nil {
+		return nil, err
+	}
+	c := a.appClient(s)
+	deadline := time.Now().Add(a.opts.RefreshWait)
+	for {
+		raw, err := c.GetRaw(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if _, pending := raw.GetAnnotations()[appclient.RefreshAnnotation]; !pending || time.Now().After(deadline) {
+			return raw, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// syncRequest is Argo CD's ApplicationSyncRequest.
+type syncRequest struct {
+	Revision    string                           `json:"revision"`
+	DryRun      bool                             `json:"dryRun"`
+	Prune       bool                             `json:"prune"`
+	Strategy    *v1alpha1.SyncStrategy           `json:"strategy"`
+	Resources   []v1alpha1.SyncOperationResource `json:"resources"`
+	SyncOptions *struct {
+		Items []string `json:"items"`
+	} `json:"syncOptions"`
+	RetryStrategy *v1alpha1.RetryStrategy `json:"retryStrategy"`
+}
+
+// syncApp is POST /api/v1/applications/{name}/sync: it writes the sync
+// operation and returns the app.
+func (a *API) syncApp(w http.ResponseWriter, r *http.Request, s *session) {
+	var req syncRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	app, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	if app == nil {
+		return
+	}
+	action := &appclient.Sync{Client: a.appClient(s), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Retry: req.RetryStrategy}
+	for _, res := range req.Resources {
+		name := res.Name
+		if res.Namespace != "" {
+			name = res.Namespace + "/" + res.Name
+		}
+		action.Resources = append(action.Resources, res.Group+":"+res.Kind+":"+name)
+	}
+	if req.SyncOptions != nil {
+		action.SyncOptions = req.SyncOptions.Items
+	}
+	if st := req.Strategy; st != nil {
+		switch {
+		case st.Apply != nil:
+			action.Strategy, action.Force = "apply", st.Apply.Force
+		case st.Hook != nil:
+			action.Strategy, action.Force = "hook", st.Hook.Force
+		}
+	}
+	written, err := action.Run(r.Context())
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, written)
+}
+
+type rollbackRequest struct {
+	ID     int64 `json:"id"`
+	DryRun bool  `json:"dryRun"`
+	Prune  bool  `json:"prune"`
+}
+
+// rollbackApp is PUT (or POST) /api/v1/applications/{name}/rollback.
+func (a *API) rollbackApp(w http.ResponseWriter, r *http.Request, s *session) {
+	var req rollbackRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	app, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	if app == nil {
+		return
+	}
+	written, err := (&appclient.Rollback{Client: a.appClient(s), Name: app.Name, ID: req.ID, Prune: req.Prune, DryRun: req.DryRun}).Run(r.Context())
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, written)
+}
+
+// deleteApp is DELETE /api/v1/applications/{name}?cascade=&propagationPolicy=.
+// Without cascade=false the app's objects are deleted too, as in Argo CD.
+func (a *API) deleteApp(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	cascade := true
+	if v := q.Get("cascade"); v != "" {
+		var err error
+		if cascade, err = strconv.ParseBool(v); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("invalid cascade %q: use true or false", v))
+			return
+		}
+	}
+	app, _ := a.authorizedApp(w, r, s, rbac.ActionDelete)
+	if app == nil {
+		return
+	}
+	err := (&appclient.Delete{Client: a.appClient(s), Name: app.Name, Cascade: cascade, Propagation: q.Get("propagationPolicy")}).Run(r.Context())
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
+}

@@ -1,0 +1,635 @@
+package server_test
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/auth"
+)
+
+func decodeYAML(t testing.TB, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatalf("decode %q: %v", doc, err)
+	}
+	return u
+}
+
+func (h *apiHarness) applyFixtures() {
+	h.t.Helper()
+	raw, err := os.ReadFile("testdata/apps.yaml")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.apply(string(raw))
+}
+
+func (h *apiHarness) app(name string) *v1alpha1.Application {
+	h.t.Helper()
+	app := &v1alpha1.Application{}
+	if err := h.kube.Get(h.t.Context(), client.ObjectKey{Namespace: h.ns, Name: name}, app); err != nil {
+		h.t.Fatalf("get app %s: %v", name, err)
+	}
+	return app
+}
+
+// endpoints are every API call that needs a session.
+var endpoints = []struct{ method, path string }{
+	{"DELETE", "/api/v1/session"},
+	{"GET", "/api/v1/applications"},
+	{"GET", "/api/v1/applications/guestbook"},
+	{"GET", "/api/v1/applications/guestbook?refresh=normal"},
+	{"GET", "/api/v1/applications/guestbook/resource-tree"},
+	{"GET", "/api/v1/applications/guestbook/managed-resources"},
+	{"GET", "/api/v1/applications/guestbook/events"},
+	{"POST", "/api/v1/applications/guestbook/sync"},
+	{"PUT", "/api/v1/applications/guestbook/rollback"},
+	{"DELETE", "/api/v1/applications/guestbook"},
+	{"GET", "/api/v1/stream/applications"},
+}
+
+func TestAPIRequiresSession(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	admin := h.admin()
+	forged, err := auth.Sign([]byte("not the server key"), auth.Claims{Issuer: auth.Issuer, Subject: "admin:login", ID: "x", IssuedAt: time.Now().Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range endpoints {
+		for what, token := range map[string]string{"no token": "", "garbage token": "abc.def.ghi", "token signed with another key": forged} {
+			r := h.do(e.method, e.path, token, map[string]any{})
+			h.wantError(e.method+" "+e.path+" with "+what, r, http.StatusUnauthorized, 16)
+		}
+	}
+	if app := h.app("guestbook"); app.Operation != nil || app.DeletionTimestamp != nil {
+		t.Errorf("unauthenticated calls changed the app: operation %+v, deleting %v", app.Operation, app.DeletionTimestamp)
+	}
+	// The same session works through the cookie a browser keeps.
+	c := h.httpClient()
+	r := h.doWith(c, "POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": h.adminPassword})
+	if r.status != http.StatusOK {
+		t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	if r := h.doWith(c, "GET", "/api/v1/applications/guestbook", "", nil); r.status != http.StatusOK {
+		t.Errorf("get with the session cookie: %d %s", r.status, r.body)
+	}
+	if r := h.do("GET", "/api/v1/applications/guestbook", admin, nil); r.status != http.StatusOK {
+		t.Errorf("get with a bearer token: %d %s", r.status, r.body)
+	}
+}
+
+func TestAPISessionLifecycle(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{tls: true, sessionTTL: 2 * time.Second})
+	h.applyFixtures()
+
+	r := h.do("POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": "wrong"})
+	h.wantError("wrong password", r, http.StatusUnauthorized, 16)
+	r = h.do("POST", "/api/v1/session", "", map[string]string{"username": "nobody", "password": h.adminPassword})
+	h.wantError("unknown user", r, http.StatusUnauthorized, 16)
+
+	r = h.do("POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": h.adminPassword})
+	if r.status != http.StatusOK {
+		t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	cookie := r.header.Get("Set-Cookie")
+	for _, want := range []string{"argocd.token=", "HttpOnly", "SameSite=Lax", "Secure", "Path=/"} {
+		if !strings.Contains(cookie, want) {
+			t.Errorf("session cookie %q lacks %s", cookie, want)
+		}
+	}
+	var login struct{ Token string }
+	h.decode(r, &login)
+	claims := jwtClaims(t, login.Token)
+	if claims["sub"] != "admin:login" || claims["iss"] != "argocd" || claims["jti"] == "" || claims["exp"].(float64)-claims["iat"].(float64) != 2 {
+		t.Errorf("token claims %v", claims)
+	}
+
+	r = h.do("GET", "/api/v1/session/userinfo", login.Token, nil)
+	if diff := cmp.Diff(`{"loggedIn":true,"username":"admin","iss":"argocd"}`, strings.TrimSpace(r.body)); diff != "" {
+		t.Errorf("userinfo (-want +got):\n%s", diff)
+	}
+	if r := h.do("GET", "/api/v1/session/userinfo", "", nil); strings.TrimSpace(r.body) != `{"loggedIn":false}` {
+		t.Errorf("userinfo without a session: %s", r.body)
+	}
+
+	r = h.do("DELETE", "/api/v1/session", login.Token, nil)
+	if r.status != http.StatusOK || !strings.Contains(r.header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("logout: %d, Set-Cookie %q", r.status, r.header.Get("Set-Cookie"))
+	}
+	h.wantError("the token after logout", h.do("GET", "/api/v1/applications", login.Token, nil), http.StatusUnauthorized, 16)
+
+	fresh := h.admin()
+	if r := h.do("GET", "/api/v1/applications", fresh, nil); r.status != http.StatusOK {
+		t.Fatalf("a new session: %d %s", r.status, r.body)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	r = h.do("GET", "/api/v1/applications", fresh, nil)
+	h.wantError("the token after it expired", r, http.StatusUnauthorized, 16)
+	if !strings.Contains(r.body, "expired") {
+		t.Errorf("expired token refused with %s", r.body)
+	}
+}
+
+func jwtClaims(t *testing.T, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token %q is not a JWT", token)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestAPILoginRateLimit(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{limiter: auth.NewLimiter(auth.LimiterOptions{BaseDelay: 2 * time.Second})})
+	for i := range 5 {
+		r := h.do("POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": "guess"})
+		h.wantError("failed login "+string(rune('1'+i)), r, http.StatusUnauthorized, 16)
+	}
+	r := h.do("POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": h.adminPassword})
+	h.wantError("login after 5 failures, right password", r, http.StatusTooManyRequests, 8)
+	if r.header.Get("Retry-After") != "2" {
+		t.Errorf("Retry-After = %q, want 2", r.header.Get("Retry-After"))
+	}
+	// The client address is throttled too: alice from the same address waits.
+	r = h.do("POST", "/api/v1/session", "", map[string]string{"username": "alice", "password": alicePassword})
+	h.wantError("another user from the throttled address", r, http.StatusTooManyRequests, 8)
+	time.Sleep(2100 * time.Millisecond)
+	h.login("admin", h.adminPassword)
+}
+
+func TestAPIRBAC(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	alice := h.login("alice", alicePassword)
+	bot, err := (auth.Store{Client: h.kube, Namespace: h.ns}).IssueAPIToken(t.Context(), "bot", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.app("guestbook")
+
+	if names := appNames(t, h.do("GET", "/api/v1/applications", alice, nil)); !slices.Equal(names, []string{"child", "guestbook", "other"}) {
+		t.Errorf("alice lists %v", names)
+	}
+	if r := h.do("GET", "/api/v1/applications/guestbook", alice, nil); r.status != http.StatusOK {
+		t.Errorf("alice get: %d %s", r.status, r.body)
+	}
+	denied := map[string]response{
+		"sync":     h.do("POST", "/api/v1/applications/guestbook/sync", alice, map[string]any{"prune": true}),
+		"rollback": h.do("PUT", "/api/v1/applications/guestbook/rollback", alice, map[string]any{"id": 1}),
+		"delete":   h.do("DELETE", "/api/v1/applications/guestbook?cascade=false", alice, nil),
+	}
+	for what, r := range denied {
+		h.wantError("alice "+what, r, http.StatusForbidden, 7)
+		if !strings.Contains(r.body, "permission denied") {
+			t.Errorf("alice %s: %s", what, r.body)
+		}
+	}
+	after := h.app("guestbook")
+	if after.Operation != nil || after.DeletionTimestamp != nil || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("denied calls changed the app: operation %+v, deleting %v, resourceVersion %s -> %s",
+			after.Operation, after.DeletionTimestamp, before.ResourceVersion, after.ResourceVersion)
+	}
+
+	// bot has a valid API token but no role: it sees nothing.
+	if names := appNames(t, h.do("GET", "/api/v1/applications", bot, nil)); len(names) != 0 {
+		t.Errorf("bot lists %v", names)
+	}
+	h.wantError("bot get", h.do("GET", "/api/v1/applications/guestbook", bot, nil), http.StatusForbidden, 7)
+	h.wantError("bot get of a missing app", h.do("GET", "/api/v1/applications/nope", bot, nil), http.StatusForbidden, 7)
+	h.wantError("admin get of a missing app", h.do("GET", "/api/v1/applications/nope", h.admin(), nil), http.StatusNotFound, 5)
+
+	// A policy change applies at once: bot may now sync the team project.
+	var rbac corev1.ConfigMap
+	if err := h.kube.Get(t.Context(), client.ObjectKey{Namespace: h.ns, Name: "argocd-rbac-cm"}, &rbac); err != nil {
+		t.Fatal(err)
+	}
+	rbac.Data["policy.csv"] += "p, bot, applications, get, team/*, allow\np, bot, applications, sync, team/*, allow\n"
+	if err := h.kube.Update(t.Context(), &rbac); err != nil {
+		t.Fatal(err)
+	}
+	if names := appNames(t, h.do("GET", "/api/v1/applications", bot, nil)); !slices.Equal(names, []string{"other"}) {
+		t.Errorf("bot lists %v after the policy change", names)
+	}
+	h.wantError("bot sync in another project", h.do("POST", "/api/v1/applications/guestbook/sync", bot, map[string]any{}), http.StatusForbidden, 7)
+	r := h.do("POST", "/api/v1/applications/other/sync", bot, map[string]any{})
+	if r.status != http.StatusOK {
+		t.Fatalf("bot sync of other: %d %s", r.status, r.body)
+	}
+	if op := h.app("other").Operation; op == nil || op.InitiatedBy.Username != "bot" {
+		t.Errorf("bot's sync wrote operation %+v", op)
+	}
+}
+
+func appNames(t *testing.T, r response) []string {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("list: %d %s", r.status, r.body)
+	}
+	var list struct {
+		Items []v1alpha1.Application `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &list); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, a := range list.Items {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+func TestAPIListFilters(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	admin := h.admin()
+	tests := map[string]struct {
+		query string
+		want  []string
+	}{
+		"all":                      {"", []string{"child", "guestbook", "other"}},
+		"one project":              {"?projects=team", []string{"other"}},
+		"repeated projects":        {"?projects=team&projects=default", []string{"child", "guestbook", "other"}},
+		"comma separated projects": {"?projects=default,none", []string{"child", "guestbook"}},
+		"label selector":           {"?selector=team%3Da", []string{"child", "guestbook"}},
+		"health":                   {"?health=Degraded", []string{"other"}},
+		"sync, any case":           {"?sync=outofsync", []string{"child"}},
+		"combined":                 {"?selector=team%3Da&sync=Synced", []string{"guestbook"}},
+		"nothing":                  {"?projects=none", []string{}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, appNames(t, h.do("GET", "/api/v1/applications"+tc.query, admin, nil))); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+		})
+	}
+	h.wantError("bad health", h.do("GET", "/api/v1/applications?health=Great", admin, nil), http.StatusBadRequest, 3)
+	h.wantError("bad selector", h.do("GET", "/api/v1/applications?selector=%3D%3D", admin, nil), http.StatusBadRequest, 3)
+}
+
+func TestAPIAppActions(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	admin := h.admin()
+
+	r := h.do("GET", "/api/v1/applications/guestbook", admin, nil)
+	var got v1alpha1.Application
+	h.decode(r, &got)
+	if got.Name != "guestbook" || got.Status.Sync.Status != "Synced" || len(got.Status.History) != 2 {
+		t.Errorf("get: %s", r.body)
+	}
+
+	// A refresh sets the annotation; no controller removes it here, so the
+	// call returns after RefreshWait with the annotation still set.
+	start := time.Now()
+	r = h.do("GET", "/api/v1/applications/child?refresh=hard", admin, nil)
+	if r.status != http.StatusOK || h.app("child").Annotations[appclient.RefreshAnnotation] != "hard" {
+		t.Errorf("refresh: %d %s", r.status, r.body)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("refresh took %s", d)
+	}
+	h.wantError("bad refresh", h.do("GET", "/api/v1/applications/child?refresh=soft", admin, nil), http.StatusBadRequest, 3)
+
+	sync := map[string]any{
+		"prune": true, "dryRun": true, "revision": "main",
+		"resources":   []map[string]string{{"group": "apps", "kind": "Deployment", "namespace": h.ns, "name": "web"}},
+		"syncOptions": map[string]any{"items": []string{"CreateNamespace=true"}},
+	}
+	if r := h.do("POST", "/api/v1/applications/guestbook/sync", admin, sync); r.status != http.StatusOK {
+		t.Fatalf("sync: %d %s", r.status, r.body)
+	}
+	op := h.app("guestbook").Operation
+	want := &v1alpha1.SyncOperation{
+		Revision: "main", Prune: true, DryRun: true,
+		SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{}},
+		Resources:    []v1alpha1.SyncOperationResource{{Group: "apps", Kind: "Deployment", Namespace: h.ns, Name: "web"}},
+		SyncOptions:  v1alpha1.SyncOptions{"CreateNamespace=true"},
+	}
+	if op == nil || op.InitiatedBy.Username != "admin" {
+		t.Fatalf("operation %+v", op)
+	}
+	if diff := cmp.Diff(want, op.Sync); diff != "" {
+		t.Errorf("sync operation (-want +got):\n%s", diff)
+	}
+	h.wantError("a second sync while one is pending", h.do("POST", "/api/v1/applications/guestbook/sync", admin, map[string]any{}), http.StatusConflict, 9)
+	h.wantError("sync of a resource the app does not have", h.do("POST", "/api/v1/applications/child/sync", admin,
+		map[string]any{"resources": []map[string]string{{"kind": "Secret", "name": "nope"}}}), http.StatusBadRequest, 3)
+
+	// Rollback: to history entry 1, which syncs its source and revision.
+	if r := h.do("PUT", "/api/v1/applications/child/rollback", admin, map[string]any{"id": 9}); r.status != http.StatusBadRequest {
+		t.Errorf("rollback to a missing id: %d %s", r.status, r.body)
+	}
+	h.wantError("rollback with automated sync", h.do("PUT", "/api/v1/applications/other/rollback", admin, map[string]any{"id": 1}), http.StatusBadRequest, 3)
+	clearOperation(t, h, "guestbook")
+	if r := h.do("PUT", "/api/v1/applications/guestbook/rollback", admin, map[string]any{"id": 1, "prune": true}); r.status != http.StatusOK {
+		t.Fatalf("rollback: %d %s", r.status, r.body)
+	}
+	if op := h.app("guestbook").Operation; op == nil || op.Sync.Revision != "0000000000000000000000000000000000000000" || op.Sync.Source.TargetRevision != "v1" || !op.Sync.Prune {
+		t.Errorf("rollback operation %+v", op)
+	}
+
+	// Delete without cascade removes the app at once; with cascade the
+	// resources finalizer holds it for the controller.
+	if r := h.do("DELETE", "/api/v1/applications/other?cascade=false", admin, nil); r.status != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if err := h.kube.Get(t.Context(), client.ObjectKey{Namespace: h.ns, Name: "other"}, &v1alpha1.Application{}); err == nil {
+		t.Error("app other still exists after a non-cascading delete")
+	}
+	h.wantError("bad propagation policy", h.do("DELETE", "/api/v1/applications/child?propagationPolicy=sideways", admin, nil), http.StatusBadRequest, 3)
+	if r := h.do("DELETE", "/api/v1/applications/child?cascade=true&propagationPolicy=background", admin, nil); r.status != http.StatusOK {
+		t.Fatalf("cascading delete: %d %s", r.status, r.body)
+	}
+	child := h.app("child")
+	if child.DeletionTimestamp == nil || !slices.Contains(child.Finalizers, appclient.BackgroundResourcesFinalizer) {
+		t.Errorf("after a cascading delete: deleting %v, finalizers %v", child.DeletionTimestamp, child.Finalizers)
+	}
+	child.Finalizers = nil
+	if err := h.kube.Update(t.Context(), child); err != nil {
+		t.Fatal(err)
+	}
+	h.wantError("unknown endpoint", h.do("GET", "/api/v1/clusters", admin, nil), http.StatusNotFound, 5)
+}
+
+// clearOperation removes a pending operation, as a controller finishing
+// it would.
+func clearOperation(t *testing.T, h *apiHarness, name string) {
+	t.Helper()
+	app := h.app(name)
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Operation = nil
+	if err := h.kube.Patch(t.Context(), app, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAPIResourceTree(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	admin := h.admin()
+	var tree appclient.ApplicationTree
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := h.do("GET", "/api/v1/applications/guestbook/resource-tree", admin, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("resource tree: %d %s", r.status, r.body)
+		}
+		h.decode(r, &tree)
+		if countKind(tree, "Pod") == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // the controller-manager creates the replica set and pods
+	}
+	byKind := map[string][]appclient.ResourceNode{}
+	for _, n := range tree.Nodes {
+		byKind[n.Kind] = append(byKind[n.Kind], n)
+	}
+	dep, rs, pods := byKind["Deployment"], byKind["ReplicaSet"], byKind["Pod"]
+	if len(dep) != 1 || len(rs) != 1 || len(pods) != 2 {
+		t.Fatalf("tree has %d Deployments, %d ReplicaSets, %d Pods: %+v", len(dep), len(rs), len(pods), tree.Nodes)
+	}
+	if dep[0].UID == "" || len(dep[0].ParentRefs) != 0 || dep[0].Health == nil || !slices.Equal(dep[0].Images, []string{"nginx:1.27"}) {
+		t.Errorf("deployment node %+v", dep[0])
+	}
+	if p := rs[0].ParentRefs; len(p) != 1 || p[0].UID != dep[0].UID || p[0].Kind != "Deployment" {
+		t.Errorf("replica set parents %+v", p)
+	}
+	for _, pod := range pods {
+		if p := pod.ParentRefs; len(p) != 1 || p[0].UID != rs[0].UID {
+			t.Errorf("pod %s parents %+v", pod.Name, p)
+		}
+		if pod.App != "guestbook" || len(pod.Info) == 0 {
+			t.Errorf("pod node %+v", pod)
+		}
+	}
+	// The child Application is a node, and its ConfigMap hangs below it.
+	cms := byKind["ConfigMap"]
+	apps := byKind["Application"]
+	if len(apps) != 1 || len(cms) != 1 || cms[0].App != "child" || len(cms[0].ParentRefs) != 1 || cms[0].ParentRefs[0].Name != "child" {
+		t.Errorf("child app nodes %+v, config maps %+v", apps, cms)
+	}
+	if apps[0].SyncWave != 1 {
+		t.Errorf("child app wave %d", apps[0].SyncWave)
+	}
+}
+
+func countKind(tree appclient.ApplicationTree, kind string) int {
+	n := 0
+	for _, node := range tree.Nodes {
+		if node.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAPIManagedResourcesMasksSecrets(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	r := h.do("GET", "/api/v1/applications/guestbook/managed-resources", h.admin(), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("managed resources: %d %s", r.status, r.body)
+	}
+	for _, secret := range []string{"super-secret-value", "c3VwZXItc2VjcmV0LXZhbHVl", "YW5vdGhlci1oaWRkZW4tdmFsdWU="} {
+		if strings.Contains(r.body, secret) {
+			t.Errorf("managed-resources shows the secret value %q", secret)
+		}
+	}
+	var out struct {
+		Items []struct {
+			Kind, Name, LiveState, TargetState string
+			Modified                           bool
+		} `json:"items"`
+	}
+	h.decode(r, &out)
+	var secretLive map[string]any
+	for _, it := range out.Items {
+		if it.Kind == "Secret" {
+			if err := json.Unmarshal([]byte(it.LiveState), &secretLive); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, _ := secretLive["data"].(map[string]any)
+	if data["other"] != "++++++++" || data["password"] != "+++++++++" || data["token"] != data["password"] {
+		t.Errorf("masked secret data %v, want equal values with equal masks", data)
+	}
+	if len(out.Items) != 3 {
+		t.Errorf("items %+v", out.Items)
+	}
+}
+
+func TestAPIEvents(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	app := h.app("guestbook")
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: h.ns, Name: "guestbook.sync"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Application", Namespace: h.ns, Name: "guestbook", UID: app.UID, APIVersion: "argoproj.io/v1alpha1"},
+		Reason:         "ResourceUpdated", Message: "synced by admin", Type: "Normal",
+	}
+	if err := h.kube.Create(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	admin := h.admin()
+	var list corev1.EventList
+	h.decode(h.do("GET", "/api/v1/applications/guestbook/events", admin, nil), &list)
+	if len(list.Items) != 1 || list.Items[0].Message != "synced by admin" {
+		t.Errorf("app events %+v", list.Items)
+	}
+	h.decode(h.do("GET", "/api/v1/applications/child/events", admin, nil), &list)
+	if len(list.Items) != 0 {
+		t.Errorf("events of child %+v", list.Items)
+	}
+	r := h.do("GET", "/api/v1/applications/guestbook/events?resourceNamespace=kube-system&resourceName=kube-dns", admin, nil)
+	h.wantError("events of an object outside the app", r, http.StatusNotFound, 5)
+	r = h.do("GET", "/api/v1/applications/guestbook/events?resourceNamespace="+h.ns+"&resourceName=web", admin, nil)
+	if r.status != http.StatusOK {
+		t.Errorf("events of the app's deployment: %d %s", r.status, r.body)
+	}
+}
+
+func TestAPIStream(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	alice := h.login("alice", alicePassword)
+	req, err := http.NewRequestWithContext(t.Context(), "GET", h.base+"/api/v1/stream/applications?selector=team%3Da", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+alice)
+	resp, err := h.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := make(chan [2]string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Result struct {
+					Type        string               `json:"type"`
+					Application v1alpha1.Application `json:"application"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Errorf("event %q: %v", line, err)
+				continue
+			}
+			events <- [2]string{ev.Result.Type, ev.Result.Application.Name}
+		}
+		close(events)
+	}()
+	next := func(within time.Duration) [2]string {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e
+		case <-time.After(within):
+			t.Fatalf("no event within %s", within)
+		}
+		return [2]string{}
+	}
+	var added []string
+	for range 2 {
+		e := next(5 * time.Second)
+		if e[0] != "ADDED" {
+			t.Fatalf("event %v, want ADDED first", e)
+		}
+		added = append(added, e[1])
+	}
+	slices.Sort(added)
+	if !slices.Equal(added, []string{"child", "guestbook"}) {
+		t.Errorf("added %v", added)
+	}
+	app := h.app("guestbook")
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Status.Health.Status = "Degraded"
+	if err := h.kube.Patch(t.Context(), app, patch); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(time.Second); e != [2]string{"MODIFIED", "guestbook"} {
+		t.Errorf("event %v, want MODIFIED guestbook within a second", e)
+	}
+}
+
+func TestNoSecretInResponsesOrLogs(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	admin := h.admin()
+	alice := h.login("alice", alicePassword)
+	h.do("POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": "wrong-" + h.adminPassword})
+	for _, e := range endpoints {
+		if e.path == "/api/v1/stream/applications" || e.method != "GET" {
+			continue
+		}
+		h.do(e.method, e.path, admin, nil)
+		h.do(e.method, e.path, alice, nil)
+	}
+	h.do("GET", "/api/v1/session/userinfo", admin, nil)
+	secrets := map[string]string{
+		"admin password":      h.adminPassword,
+		"alice's password":    alicePassword,
+		"admin password hash": h.secretValue(auth.SecretName, "admin.password"),
+		"alice password hash": h.secretValue(auth.SecretName, "accounts.alice.password"),
+		"signing key (b64)":   base64.StdEncoding.EncodeToString([]byte(h.secretValue(auth.SecretName, "server.secretkey"))),
+		"secret value":        "super-secret-value",
+		"secret value (b64)":  "c3VwZXItc2VjcmV0LXZhbHVl",
+	}
+	bodies, logText := h.bodies.String(), logs.String()
+	if !strings.Contains(logText, "login succeeded") {
+		t.Fatalf("the captured log has no login line; is slog captured? %q", logText)
+	}
+	for what, s := range secrets {
+		if s == "" {
+			t.Fatalf("%s is empty", what)
+		}
+		if strings.Contains(bodies, s) {
+			t.Errorf("an API response contains the %s", what)
+		}
+		if strings.Contains(logText, s) {
+			t.Errorf("the log contains the %s", what)
+		}
+	}
+	for _, tok := range []string{admin, alice} {
+		if strings.Contains(logText, tok) {
+			t.Error("the log contains a session token")
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/auth"
+)
+
+// APIServerOptions configure NewAPIServer.
+type APIServerOptions struct {
+	// Addr is the listen address (default DefaultAddr).
+	Addr string
+	// Namespace holds the Applications and settings (default argocd).
+	Namespace string
+	// Insecure serves plain HTTP instead of HTTPS.
+	Insecure bool
+	// SessionTTL is the lifetime of session tokens (default 24h).
+	SessionTTL time.Duration
+	// Differ computes diffs (controller.Differ); nil leaves them empty.
+	Differ Differ
+	// Limiter throttles failed logins (default: 5 failures, then back off).
+	Limiter *auth.Limiter
+}
+
+// NewAPIServer prepares an API server for the cluster cfg points at, as
+// `wavecd server` runs it: it bootstraps argocd-secret (signing key,
+// initial admin password), loads or creates the TLS certificate unless
+// Insecure, and returns a Server (a Runnable) serving the API, the UI and
+// the health probes. Start it with Start.
+func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*Server, error) {
+	if o.Namespace == "" {
+		o.Namespace = appclient.DefaultNamespace
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		// client-go's default of 5 requests per second would throttle a
+		// page load: each call reads settings, policy and apps.
+		cfg.QPS, cfg.Burst = 100, 200
+	}
+	scheme, err := appclient.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
+	}
+	store := auth.Store{Client: kube, Namespace: o.Namespace}
+	res, err := store.Bootstrap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if res.GeneratedAdminPassword {
+		slog.InfoContext(ctx, "generated the initial admin password; print it with: wavecd admin initial-password",
+			"secret", o.Namespace+"/"+auth.InitialAdminSecretName)
+	}
+	opts := Options{Addr: o.Addr}
+	if !o.Insecure {
+		if opts.TLS, err = ServerTLS(ctx, kube, o.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	api, err := NewAPI(APIOptions{
+		Namespace: o.Namespace, Kube: kube, Differ: o.Differ, Secure: !o.Insecure,
+		Auth: auth.New(auth.Options{Settings: store, SessionTTL: o.SessionTTL, Limiter: o.Limiter}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	opts.API = api
+	return New(opts), nil
+}

@@ -1,0 +1,172 @@
+// wavecd UI: live updates over the application event stream, and the few
+// actions (sync, refresh, rollback, diff) that call the JSON API.
+"use strict";
+
+(function () {
+  const page = document.body.dataset.page;
+  const live = document.getElementById("live-status");
+
+  function debounce(fn, ms) {
+    let t;
+    return function () { clearTimeout(t); t = setTimeout(fn, ms); };
+  }
+
+  function toast(text, bad) {
+    const el = document.getElementById("toast");
+    if (!el) return;
+    el.textContent = text;
+    el.className = bad ? "bad" : "";
+    el.hidden = false;
+    clearTimeout(el._t);
+    el._t = setTimeout(function () { el.hidden = true; }, 4000);
+  }
+
+  async function api(method, path, body) {
+    const resp = await fetch(path, {
+      method: method, credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Requested-With": "wavecd" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await resp.json().catch(function () { return {}; });
+    if (resp.status === 401) { location.href = "/login?next=" + encodeURIComponent(location.pathname); }
+    if (!resp.ok) { throw new Error(data.message || resp.statusText); }
+    return data;
+  }
+
+  async function fetchHTML(url) {
+    const resp = await fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "wavecd" } });
+    if (resp.status === 401) { location.href = "/login?next=" + encodeURIComponent(location.pathname); return null; }
+    return resp.text();
+  }
+
+  // stream opens the event stream; onChange runs (debounced) after events.
+  function stream(query, onChange) {
+    let es;
+    const changed = debounce(onChange, 150);
+    function open() {
+      es = new EventSource("/api/v1/stream/applications" + (query ? "?" + query : ""));
+      es.onopen = function () { if (live) live.classList.add("on"); };
+      es.onmessage = changed;
+      es.onerror = function () {
+        if (live) live.classList.remove("on");
+        es.close();
+        setTimeout(open, 2000);
+      };
+    }
+    open();
+  }
+
+  function appsPage() {
+    const tiles = document.getElementById("tiles");
+    const query = tiles.dataset.query;
+    stream("", async function () {
+      const html = await fetchHTML("/applications?partial=1" + (query ? "&" + query : ""));
+      if (html !== null) tiles.innerHTML = html;
+    });
+    document.querySelectorAll("#filters select").forEach(function (s) {
+      s.addEventListener("change", function () { s.form.submit(); });
+    });
+  }
+
+  function appPage() {
+    const name = document.body.dataset.app;
+    const liveBox = document.getElementById("app-live");
+    const diffPanel = document.getElementById("diff-panel");
+    const diffBody = document.getElementById("diff-body");
+    let diffView = "unified";
+    let lastSync = liveBox.querySelector(".app-live").dataset.sync;
+
+    async function reloadDiff() {
+      const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "/diff?view=" + diffView);
+      if (html !== null) diffBody.innerHTML = html;
+    }
+    async function reload() {
+      const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "?partial=1");
+      if (html === null) return;
+      liveBox.innerHTML = html;
+      const sync = liveBox.querySelector(".app-live").dataset.sync;
+      if (sync !== lastSync && !diffPanel.hidden) reloadDiff();
+      lastSync = sync;
+    }
+    stream("name=" + encodeURIComponent(name), reload);
+    setInterval(reload, 10000); // pods and replica sets change without an app event
+
+    // Buttons inside the live part are re-rendered: delegate their clicks.
+    liveBox.addEventListener("click", async function (ev) {
+      const t = ev.target.closest("button");
+      if (!t) return;
+      if (t.id === "sync-button") openSync();
+      if (t.id === "diff-button") { diffPanel.hidden = false; diffBody.textContent = "Loading…"; reloadDiff(); diffPanel.scrollIntoView(); }
+      if (t.id === "refresh-button") {
+        t.disabled = true;
+        try { await api("GET", "/api/v1/applications/" + encodeURIComponent(name) + "?refresh=normal"); toast("Refreshed"); }
+        catch (e) { toast(e.message, true); }
+        reload();
+        if (!diffPanel.hidden) reloadDiff();
+      }
+      if (t.classList.contains("rollback")) openRollback(t.dataset.id, t.dataset.rev);
+    });
+
+    document.querySelectorAll("#diff-panel .seg button[data-view]").forEach(function (b) {
+      b.addEventListener("click", function () {
+        diffView = b.dataset.view;
+        document.querySelectorAll("#diff-panel .seg button").forEach(function (o) { o.classList.toggle("active", o === b); });
+        reloadDiff();
+      });
+    });
+    document.getElementById("diff-close").addEventListener("click", function () { diffPanel.hidden = true; });
+
+    const syncDialog = document.getElementById("sync-dialog");
+    const syncError = document.getElementById("sync-error");
+    function boxes() { return syncDialog.querySelectorAll("input[name=resource]"); }
+    function openSync() { syncError.hidden = true; syncDialog.showModal(); }
+    document.getElementById("sync-all").addEventListener("click", function () { boxes().forEach(function (b) { b.checked = true; }); });
+    document.getElementById("sync-none").addEventListener("click", function () { boxes().forEach(function (b) { b.checked = false; }); });
+    document.getElementById("sync-oos").addEventListener("click", function () { boxes().forEach(function (b) { b.checked = b.dataset.sync !== "Synced"; }); });
+    document.getElementById("sync-submit").addEventListener("click", async function (ev) {
+      ev.preventDefault();
+      const all = Array.from(boxes());
+      const picked = all.filter(function (b) { return b.checked; });
+      if (all.length > 0 && picked.length === 0) { syncError.textContent = "Select at least one resource."; syncError.hidden = false; return; }
+      const body = {
+        prune: document.getElementById("sync-prune").checked,
+        dryRun: document.getElementById("sync-dry-run").checked,
+      };
+      if (picked.length < all.length) {
+        body.resources = picked.map(function (b) {
+          return { group: b.dataset.group, kind: b.dataset.kind, namespace: b.dataset.namespace, name: b.dataset.name };
+        });
+      }
+      try {
+        await api("POST", "/api/v1/applications/" + encodeURIComponent(name) + "/sync", body);
+        syncDialog.close();
+        toast(body.dryRun ? "Dry run started" : "Sync started");
+        reload();
+      } catch (e) { syncError.textContent = e.message; syncError.hidden = false; }
+    });
+
+    const rbDialog = document.getElementById("rollback-dialog");
+    const rbError = document.getElementById("rollback-error");
+    let rbID = 0;
+    function openRollback(id, rev) {
+      rbID = Number(id);
+      document.getElementById("rollback-id").textContent = id;
+      document.getElementById("rollback-rev").textContent = rev;
+      rbError.hidden = true;
+      rbDialog.showModal();
+    }
+    document.getElementById("rollback-submit").addEventListener("click", async function (ev) {
+      ev.preventDefault();
+      try {
+        await api("PUT", "/api/v1/applications/" + encodeURIComponent(name) + "/rollback",
+          { id: rbID, prune: document.getElementById("rollback-prune").checked });
+        rbDialog.close();
+        toast("Rollback started");
+        reload();
+      } catch (e) { rbError.textContent = e.message; rbError.hidden = false; }
+    });
+  }
+
+  if (page === "apps") appsPage();
+  if (page === "app") appPage();
+})();

@@ -1,0 +1,351 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+	wsync "github.com/wavecd/wavecd/internal/sync"
+)
+
+// templateFuncs are the helpers the templates use.
+var templateFuncs = template.FuncMap{
+	"short": func(s string) string {
+		if len(s) > 7 && !strings.ContainsAny(s, "/.") {
+			return s[:7]
+		}
+		return s
+	},
+	"ago":      ago,
+	"time":     func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"lower":    strings.ToLower,
+	"kindIcon": kindIcon,
+}
+
+// kindIcons are the short names drawn in a node's icon.
+var kindIcons = map[string]string{
+	"Application": "app", "Deployment": "deploy", "StatefulSet": "sts", "DaemonSet": "ds", "ReplicaSet": "rs",
+	"Pod": "pod", "Service": "svc", "ConfigMap": "cm", "Secret": "sec", "Job": "job", "CronJob": "cj",
+	"Namespace": "ns", "Ingress": "ing", "PersistentVolumeClaim": "pvc", "ServiceAccount": "sa",
+}
+
+func kindIcon(kind string) string {
+	if s, ok := kindIcons[kind]; ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range kind {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteRune(r + 'a' - 'A')
+		}
+	}
+	return b.String()
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ago is a rough "3m ago".
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// appCard is one app of the list page.
+type appCard struct {
+	Name, Project, Health, HealthMessage, Sync string
+	Repo, Path, Target, Destination, Revision  string
+	OpPhase, OpMessage                         string
+	Automated                                  bool
+}
+
+func newAppCard(app *v1alpha1.Application) appCard {
+	c := appCard{
+		Name: app.Name, Project: app.Spec.Project,
+		Health: cmpOr(string(app.Status.Health.Status), "Unknown"), HealthMessage: app.Status.Health.Message,
+		Sync: cmpOr(string(app.Status.Sync.Status), "Unknown"), Revision: app.Status.Sync.Revision,
+		Destination: destination(app), Automated: app.Spec.SyncPolicy.IsAutomated(),
+	}
+	if src := app.Spec.GetSources(); len(src) > 0 {
+		c.Repo, c.Path, c.Target = src[0].RepoURL, cmpOr(src[0].Path, src[0].Chart), cmpOr(src[0].TargetRevision, "HEAD")
+	}
+	if op := app.Status.OperationState; op != nil && (app.Operation != nil || op.Phase == v1alpha1.OperationRunning) {
+		c.OpPhase, c.OpMessage = string(op.Phase), op.Message
+	} else if app.Operation != nil {
+		c.OpPhase = "Pending"
+	}
+	return c
+}
+
+func destination(app *v1alpha1.Application) string {
+	d := app.Spec.Destination
+	cluster := cmpOr(d.Name, d.Server)
+	if cluster == "https://kubernetes.default.svc" {
+		cluster = "in-cluster"
+	}
+	return cluster + "/" + d.Namespace
+}
+
+// treeNode is one node of the resource tree as the app page draws it.
+type treeNode struct {
+	appclient.ResourceNode
+	HealthCode string
+	Children   []*treeNode
+	IsApp      bool
+}
+
+// treeRoots turns the flat node list into nested nodes; a node whose
+// parent is not in the list becomes a root.
+func treeRoots(tree *appclient.ApplicationTree) []*treeNode {
+	type key struct{ group, kind, namespace, name string }
+	byKey := map[key]*treeNode{}
+	nodes := make([]*treeNode, len(tree.Nodes))
+	for i, n := range tree.Nodes {
+		tn := &treeNode{ResourceNode: n, IsApp: appclient.IsApplication(n.Group, n.Kind)}
+		if n.Health != nil {
+			tn.HealthCode = string(n.Health.Status)
+		}
+		nodes[i] = tn
+		byKey[key{n.Group, n.Kind, n.Namespace, n.Name}] = tn
+	}
+	var roots []*treeNode
+	for _, n := range nodes {
+		var parent *treeNode
+		if len(n.ParentRefs) > 0 {
+			p := n.ParentRefs[0]
+			parent = byKey[key{p.Group, p.Kind, p.Namespace, p.Name}]
+		}
+		if parent == nil || parent == n {
+			roots = append(roots, n)
+			continue
+		}
+		parent.Children = append(parent.Children, n)
+	}
+	sort.SliceStable(roots, func(i, j int) bool { return roots[i].SyncWave < roots[j].SyncWave })
+	return roots
+}
+
+// waveView is one sync wave of the app's managed objects.
+type waveView struct {
+	Wave      int64
+	Resources []waveResource
+	// State is "done", "current" or "pending" while a sync runs; empty
+	// otherwise.
+	State string
+	// Waiting is what the current wave waits on (operationState.message).
+	Waiting string
+}
+
+type waveResource struct {
+	Kind, Name, Health, Sync string
+}
+
+// waves groups the app's objects by wave and marks the wave a running
+// sync is at.
+func waves(app *v1alpha1.Application) []waveView {
+	byWave := map[int64]*waveView{}
+	for _, r := range app.Status.Resources {
+		if r.Hook {
+			continue
+		}
+		w := byWave[r.SyncWave]
+		if w == nil {
+			w = &waveView{Wave: r.SyncWave}
+			byWave[r.SyncWave] = w
+		}
+		h := ""
+		if r.Health != nil {
+			h = string(r.Health.Status)
+		}
+		w.Resources = append(w.Resources, waveResource{Kind: r.Kind, Name: r.Name, Health: h, Sync: string(r.Status)})
+	}
+	out := make([]waveView, 0, len(byWave))
+	for _, w := range byWave {
+		out = append(out, *w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Wave < out[j].Wave })
+	op := app.Status.OperationState
+	if op == nil || op.Phase != v1alpha1.OperationRunning {
+		return out
+	}
+	st := runningState(op)
+	for i := range out {
+		switch {
+		case st == nil:
+		case st.SyncPhase != wsync.SyncPhase("Sync"):
+			out[i].State = "pending"
+		case int(out[i].Wave) < st.Wave:
+			out[i].State = "done"
+		case int(out[i].Wave) == st.Wave:
+			out[i].State, out[i].Waiting = "current", op.Message
+		default:
+			out[i].State = "pending"
+		}
+	}
+	return out
+}
+
+// runningState decodes wavecd's saved sync state; nil when absent.
+func runningState(op *v1alpha1.OperationState) *wsync.State {
+	if op == nil || op.WavecdState == nil {
+		return nil
+	}
+	st := &wsync.State{}
+	if err := json.Unmarshal(op.WavecdState.Raw, st); err != nil {
+		return nil
+	}
+	return st
+}
+
+// timelineRow is one object of the last sync.
+type timelineRow struct {
+	Wave                                 int64
+	Phase, Kind, Namespace, Name, Status string
+	HookPhase, Message                   string
+	// At is when a child Application last changed health (its
+	// lastTransitionTime), as an offset from the sync's start.
+	At string
+}
+
+// operationView summarizes the current or last operation.
+type operationView struct {
+	Phase, Message, InitiatedBy, Revision string
+	StartedAt                             time.Time
+	FinishedAt                            time.Time
+	Duration                              string
+	Running, DryRun                       bool
+	Rows                                  []timelineRow
+}
+
+func newOperationView(t *appclient.AppTree) *operationView {
+	app := t.App
+	op := app.Status.OperationState
+	if op == nil {
+		return nil
+	}
+	v := &operationView{
+		Phase: string(op.Phase), Message: op.Message, StartedAt: op.StartedAt.Time,
+		Running: !op.Phase.Completed(), InitiatedBy: op.Operation.InitiatedBy.Username,
+	}
+	if op.Operation.InitiatedBy.Automated {
+		v.InitiatedBy = "automated sync"
+	}
+	if op.Operation.Sync != nil {
+		v.DryRun = op.Operation.Sync.DryRun
+	}
+	if op.FinishedAt != nil {
+		v.FinishedAt = op.FinishedAt.Time
+		v.Duration = op.FinishedAt.Sub(op.StartedAt.Time).Round(time.Second).String()
+	}
+	if op.SyncResult != nil {
+		v.Revision = op.SyncResult.Revision
+	}
+	v.Rows = timelineRows(t, op)
+	return v
+}
+
+func timelineRows(t *appclient.AppTree, op *v1alpha1.OperationState) []timelineRow {
+	waveOf := map[string]int64{}
+	for _, r := range t.App.Status.Resources {
+		waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name] = r.SyncWave
+	}
+	var rows []timelineRow
+	if st := runningState(op); st != nil {
+		for _, task := range st.Tasks {
+			rows = append(rows, timelineRow{
+				Wave: int64(task.Wave), Phase: string(task.SyncPhase), Kind: task.Kind, Namespace: task.Namespace, Name: task.Name,
+				Status: cmpOr(string(task.Result), string(task.Phase)), Message: task.Message,
+			})
+		}
+	} else if op.SyncResult != nil {
+		for _, r := range op.SyncResult.Resources {
+			if r == nil {
+				continue
+			}
+			rows = append(rows, timelineRow{
+				Wave: waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name], Phase: cmpOr(r.SyncPhase, "Sync"),
+				Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Status: string(r.Status), HookPhase: r.HookPhase, Message: r.Message,
+			})
+		}
+	}
+	for i := range rows {
+		if child, ok := t.Children[rows[i].Name]; ok && rows[i].Kind == v1alpha1.ApplicationKind {
+			if lt := child.App.Status.Health.LastTransitionTime; lt != nil && !lt.Before(&op.StartedAt) {
+				rows[i].At = "+" + lt.Sub(op.StartedAt.Time).Round(time.Second).String() + " " + string(child.App.Status.Health.Status)
+			}
+		}
+	}
+	phaseOrder := map[string]int{"PreSync": 0, "Sync": 1, "PostSync": 2, "SyncFail": 3}
+	slices.SortStableFunc(rows, func(a, b timelineRow) int {
+		if d := phaseOrder[a.Phase] - phaseOrder[b.Phase]; d != 0 {
+			return d
+		}
+		return int(a.Wave - b.Wave)
+	})
+	return rows
+}
+
+// historyRow is one deployment of the history.
+type historyRow struct {
+	ID                                 int64
+	Revision, Source, InitiatedBy, Ago string
+	DeployedAt                         time.Time
+	Latest                             bool
+}
+
+func historyRows(app *v1alpha1.Application) []historyRow {
+	h := app.Status.History
+	out := make([]historyRow, 0, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		e := h[i]
+		src := e.Source
+		if len(e.Sources) > 0 {
+			src = e.Sources[0]
+		}
+		rev := e.Revision
+		if len(e.Revisions) > 0 {
+			rev = strings.Join(e.Revisions, ", ")
+		}
+		out = append(out, historyRow{
+			ID: e.ID, Revision: rev, Source: strings.TrimSuffix(src.RepoURL+" "+cmpOr(src.Path, src.Chart), " "),
+			InitiatedBy: e.InitiatedBy.Username, DeployedAt: e.DeployedAt.Time, Ago: ago(e.DeployedAt.Time), Latest: i == len(h)-1,
+		})
+	}
+	return out
+}
+
+// syncResource is one object the sync dialog offers.
+type syncResource struct {
+	Group, Kind, Namespace, Name, Sync string
+}
+
+func syncResources(app *v1alpha1.Application) []syncResource {
+	var out []syncResource
+	for _, r := range app.Status.Resources {
+		if !r.Hook {
+			out = append(out, syncResource{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Sync: string(r.Status)})
+		}
+	}
+	return out
+}
