@@ -194,6 +194,7 @@ func TestStartRejectsBadConfig(t *testing.T) {
 		"--nodes with --config":        {[]string{"--config", good, "--nodes", "2"}, "--nodes and --config exclude each other"},
 		"selector flag and file":       {[]string{"--config", good, "--cni-agent-selector", "a=b"}, "--cni-agent-selector and cni.agentSelector"},
 		"selector flag does not parse": {[]string{"--cni-agent-selector", "a in b"}, "--cni-agent-selector:"},
+		"process flag without command": {[]string{"--process", "karpenter"}, `--process "karpenter": want NAME=COMMAND`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -43,6 +43,7 @@ type startFlags struct {
 	dir        string
 	configFile string
 	shorthand  config.Flags
+	processes  []string
 	detach     bool
 	timeout    time.Duration
 }
@@ -76,7 +77,23 @@ as without a CNI plugin, until a pod matching the selector runs on them.
 Pods can shape their simulated lifecycle with annotations, for example
 pod-ready.stage.kwok.x-k8s.io/delay: "10s" or
 localcluster.wavecd.io/requires: "redis.cache:6379" (crash-loops until that
-Service has a ready endpoint).`
+Service has a ready endpoint).
+
+A pod annotated localcluster.wavecd.io/process: NAME is backed by a real
+process on this machine, run while the pod would run, with a kubeconfig of
+the pod's ServiceAccount in $KUBECONFIG. Built-in names: karpenter (the
+karpenter-kwok binary next to this one, or in PATH) and wavecd (likewise).
+Define more, or lay fields over the built-ins, in the config file:
+
+  processes:
+    whoami:
+      command: [/bin/sh, ./whoami.sh]   # replaces the container's command
+      args: [--verbose]                 # after the container's args
+      env: {LOG_LEVEL: debug}           # over the container's env
+      freePorts: [METRICS_PORT]         # a free 127.0.0.1 port each start
+
+or set a command with --process NAME=PATH (for example
+--process karpenter=localcluster/bin/karpenter-kwok).`
 
 func newStartCommand(out io.Writer) *cobra.Command {
 	f := startFlags{}
@@ -109,14 +126,55 @@ func newStartCommand(out io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&f.shorthand.Pods, "node-pods", config.DefaultPods, "pod capacity of each node")
 	cmd.Flags().StringVar(&f.shorthand.AgentSelector, "cni-agent-selector", "",
 		"CNI mode: nodes are NotReady until a pod matching this label selector runs on them (e.g. k8s-app=calico-node)")
+	cmd.Flags().StringArrayVar(&f.processes, "process", nil,
+		"NAME=COMMAND: the executable of process-backed pods annotated localcluster.wavecd.io/process: NAME (repeatable)")
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background and return once the cluster is usable")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "with --detach, how long to wait for the cluster to be usable")
 	return cmd
 }
 
 // resolve builds the cluster configuration from --config or the shorthand
-// flags, refusing to mix them.
+// flags, refusing to mix them, and lays the process definitions of the
+// file and the --process flags over the built-in ones.
 func (f *startFlags) resolve(cmd *cobra.Command) (config.Config, error) {
+	cfg, err := f.resolveNodes(cmd)
+	if err != nil {
+		return config.Config{}, err
+	}
+	fromFlags := map[string]config.Process{}
+	for i, v := range f.processes {
+		name, p, err := config.ParseProcessFlag(v)
+		if err != nil {
+			return config.Config{}, err
+		}
+		fromFlags[name] = fromFlags[name].Overlay(p)
+		f.processes[i] = name + "=" + p.Command[0] // absolute, for a detached start
+	}
+	cfg.Processes = config.MergeProcesses(config.BuiltinProcesses(besideSelf), cfg.Processes, fromFlags)
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, err
+	}
+	return cfg, nil
+}
+
+// besideSelf is the path of binary when it sits next to this executable,
+// else its bare name, looked up in PATH when a process starts.
+func besideSelf(binary string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return binary
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	path := filepath.Join(filepath.Dir(self), binary)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		return path
+	}
+	return binary
+}
+
+func (f *startFlags) resolveNodes(cmd *cobra.Command) (config.Config, error) {
 	if f.configFile == "" {
 		return config.FromFlags(f.shorthand)
 	}
@@ -156,6 +214,9 @@ func startDetached(cmd *cobra.Command, out io.Writer, f startFlags) error {
 	}
 	if f.shorthand.AgentSelector != "" {
 		args = append(args, "--cni-agent-selector", f.shorthand.AgentSelector)
+	}
+	for _, p := range f.processes {
+		args = append(args, "--process", p)
 	}
 	st, err := cluster.StartDetached(cmd.Context(), f.dir, args, f.timeout)
 	if err != nil {

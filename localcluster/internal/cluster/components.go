@@ -71,7 +71,12 @@ func kwokArgs(l Layout) []string {
 }
 
 func workloadsArgs(l Layout, agentSelector string) []string {
-	args := []string{"--kubeconfig=" + l.Kubeconfig()}
+	args := []string{
+		"--kubeconfig=" + l.Kubeconfig(),
+		"--processes=" + l.ProcessDefinitions(),
+		"--process-dir=" + l.Processes(),
+		"--process-log-dir=" + l.LogDir(),
+	}
 	if agentSelector != "" {
 		args = append(args, "--cni-agent-selector="+agentSelector)
 	}

@@ -31,6 +31,16 @@ func (l Layout) PKI(name string) string { return l.path("pki", name) }
 // Log is a component's log file.
 func (l Layout) Log(name string) string { return l.path("logs", name+".log") }
 
+// LogDir holds the components' and the processes' logs.
+func (l Layout) LogDir() string { return l.path("logs") }
+
+// ProcessDefinitions are the process definitions handed to the workloads
+// controller.
+func (l Layout) ProcessDefinitions() string { return l.path("processes.json") }
+
+// Processes holds one working directory per process-backed pod.
+func (l Layout) Processes() string { return l.path("processes") }
+
 // KWOKConfig is the stage configuration handed to KWOK.
 func (l Layout) KWOKConfig() string { return l.path("kwok.yaml") }
 

@@ -108,3 +108,14 @@ func countReadyNodes(ctx context.Context, c kubernetes.Interface) (ready, total 
 	}
 	return ready, len(list.Items), nil
 }
+
+// releaseNodeLeases deletes the node leases a previous run's KWOK held.
+// KWOK takes a new identity at each start and would otherwise wait for
+// them to expire (40 s) before it manages the nodes and their pods again.
+func releaseNodeLeases(ctx context.Context, c kubernetes.Interface) error {
+	err := c.CoordinationV1().Leases(corev1.NamespaceNodeLease).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("release node leases of the previous run: %w", err)
+	}
+	return nil
+}

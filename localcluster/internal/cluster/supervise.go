@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,6 +121,9 @@ func (s *supervisor) boot(ctx context.Context) error {
 	if err := s.waitFor(ctx, "kube-apiserver ready", 90*time.Second, apiServerReady(client)); err != nil {
 		return err
 	}
+	if err := releaseNodeLeases(ctx, client); err != nil {
+		return err
+	}
 	selector := s.opts.Config.AgentSelector()
 	for name, args := range map[string][]string{
 		"kube-controller-manager": controllerManagerArgs(s.layout),
@@ -169,6 +173,13 @@ func (s *supervisor) prepareFiles() error {
 	}
 	if err := os.WriteFile(s.layout.KWOKConfig(), []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("write kwok config: %w", err)
+	}
+	defs, err := json.MarshalIndent(s.opts.Config.Processes, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode process definitions: %w", err)
+	}
+	if err := os.WriteFile(s.layout.ProcessDefinitions(), defs, 0o600); err != nil {
+		return fmt.Errorf("write process definitions: %w", err)
 	}
 	return writeKubeconfig(s.layout, s.pki, s.state.Ports.APIServer)
 }

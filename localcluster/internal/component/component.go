@@ -8,6 +8,7 @@ package component
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,6 +31,7 @@ import (
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
 	"sigs.k8s.io/kwok/pkg/utils/signals"
 
+	"github.com/wavecd/wavecd/localcluster/internal/config"
 	"github.com/wavecd/wavecd/localcluster/internal/workloads"
 
 	_ "time/tzdata" // CronJob time zones
@@ -71,6 +73,9 @@ func runWorkloads(args []string) int {
 	flags := pflag.NewFlagSet("workloads", pflag.ContinueOnError)
 	kubeconfig := flags.String("kubeconfig", "", "admin kubeconfig")
 	selector := flags.String("cni-agent-selector", "", "label selector of CNI agent pods (CNI mode)")
+	definitions := flags.String("processes", "", "JSON file of the process definitions (process-backed pods)")
+	procDir := flags.String("process-dir", "", "directory of the processes' working directories; empty turns process-backed pods off")
+	logDir := flags.String("process-log-dir", "", "directory of the processes' logs")
 	if err := flags.Parse(args); err != nil {
 		log.Error("parse flags", "err", err)
 		return 2
@@ -86,13 +91,32 @@ func runWorkloads(args []string) int {
 		log.Error("build client", "err", err)
 		return 1
 	}
+	procs := workloads.ProcessOptions{Dir: *procDir, LogDir: *logDir, Server: cfg.Host, CAData: cfg.CAData}
+	if *definitions != "" {
+		if procs.Definitions, err = readDefinitions(*definitions); err != nil {
+			log.Error("read process definitions", "err", err)
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := workloads.Run(ctx, client, workloads.Options{CNIAgentSelector: *selector, Log: log}); err != nil {
+	if err := workloads.Run(ctx, client, workloads.Options{CNIAgentSelector: *selector, Processes: procs, Log: log}); err != nil {
 		log.Error("workloads controller exited", "err", err)
 		return 1
 	}
 	return 0
+}
+
+func readDefinitions(path string) (map[string]config.Process, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var defs map[string]config.Process
+	if err := json.Unmarshal(b, &defs); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return defs, nil
 }
 
 // runKWOK mirrors KWOK's own main: its configuration loader reads the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,6 +35,10 @@ type Config struct {
 	// CNI, when set, turns on CNI mode: nodes stay NotReady until a CNI
 	// agent pod runs on them.
 	CNI *CNI `json:"cni,omitempty"`
+	// Processes define the host processes that back pods annotated
+	// localcluster.wavecd.io/process: NAME (see BuiltinProcesses for the
+	// names every cluster knows).
+	Processes map[string]Process `json:"processes,omitempty"`
 }
 
 // NodeGroup is a set of identical simulated nodes named <name>-<i>.
@@ -96,6 +101,11 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.resolveCommands(dir)
 	return c, nil
 }
 
@@ -185,6 +195,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("cni.agentSelector: %w", err))
 		}
 	}
+	errs = append(errs, validateProcesses(c.Processes)...)
 	return errors.Join(errs...)
 }
 

@@ -20,6 +20,11 @@
 // endpoint. No stage matches a Running pod that is not Ready, so the stages
 // never fight that controller.
 //
+// Pods annotated localcluster.wavecd.io/process are left to the workloads
+// controller from the same point, and for good: KWOK neither starts,
+// completes nor removes them. The controller runs their host process and
+// removes a deleted pod once that process has stopped, as a kubelet does.
+//
 // In CNI mode (Options.CNI) nodes register NotReady with the kubelet's
 // "cni plugin not initialized" message and turn Ready only once they carry
 // the annotation localcluster.wavecd.io/cni-ready: "true", which the

@@ -17,6 +17,10 @@ const (
 	// RequiresAnnotation lists the Services a pod needs to keep running:
 	// "<service>.<namespace>:<port>[,...]".
 	RequiresAnnotation = "localcluster.wavecd.io/requires"
+	// ProcessAnnotation names the host process that backs a pod: the
+	// workloads controller runs it, mirrors it into the pod's status and
+	// removes the deleted pod once the process has stopped.
+	ProcessAnnotation = "localcluster.wavecd.io/process"
 	// CNIReadyAnnotation marks a node whose CNI is installed (CNI mode).
 	CNIReadyAnnotation = "localcluster.wavecd.io/cni-ready"
 	// ReadyDelayAnnotation is KWOK's per-pod delay before containers start.

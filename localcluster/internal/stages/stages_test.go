@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,7 @@ type podState struct {
 	ready   corev1.ConditionStatus
 	restart corev1.RestartPolicy
 	annot   map[string]string
+	deleted bool
 }
 
 func pod(s podState) *corev1.Pod {
@@ -95,6 +97,9 @@ func pod(s podState) *corev1.Pod {
 		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: s.restart,
 			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
 		Status: corev1.PodStatus{Phase: s.phase, PodIP: s.podIP},
+	}
+	if s.deleted {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1e9, 0)}
 	}
 	if s.podIP != "" {
 		p.Status.Conditions = []corev1.PodCondition{
@@ -107,6 +112,7 @@ func pod(s podState) *corev1.Pod {
 
 func TestPodStageMatches(t *testing.T) {
 	requires := map[string]string{RequiresAnnotation: "redis.ns:6379"}
+	process := map[string]string{ProcessAnnotation: "karpenter"}
 	tests := map[string]struct {
 		pod  podState
 		want []string
@@ -124,6 +130,16 @@ func TestPodStageMatches(t *testing.T) {
 			[]string{}},
 		"ready run-to-completion pod completes": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True", restart: corev1.RestartPolicyNever},
 			[]string{"pod-complete"}},
+		"process-backed pod is left to the controller": {podState{phase: corev1.PodPending, podIP: "10.0.0.1", ready: "False",
+			restart: corev1.RestartPolicyAlways, annot: process}, []string{}},
+		"running process-backed Never pod does not complete": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
+			restart: corev1.RestartPolicyNever, annot: process}, []string{}},
+		"running process-backed pod annotated exit-code does not fail": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
+			restart: corev1.RestartPolicyOnFailure, annot: map[string]string{ProcessAnnotation: "p", "localcluster.wavecd.io/exit-code": "1"}}, []string{}},
+		"deleted pod goes away": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
+			restart: corev1.RestartPolicyAlways, deleted: true}, []string{"pod-delete"}},
+		"deleted process-backed pod waits for its process": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
+			restart: corev1.RestartPolicyAlways, annot: process, deleted: true}, []string{}},
 		"ready pod annotated exit-code fails": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True", restart: corev1.RestartPolicyOnFailure,
 			annot: map[string]string{"localcluster.wavecd.io/exit-code": "1"}}, []string{"pod-fail"}},
 	}

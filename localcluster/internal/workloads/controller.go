@@ -74,7 +74,7 @@ func (c *requiresController) enqueue(obj any) {
 	if !ok {
 		return
 	}
-	if _, managed := p.Annotations[stages.RequiresAnnotation]; managed {
+	if _, managed := p.Annotations[stages.RequiresAnnotation]; managed && !isProcessPod(p) {
 		c.queue.Add(cache.MetaObjectToName(p).String())
 	}
 }
@@ -127,7 +127,7 @@ func (c *requiresController) sync(ctx context.Context, key string) (time.Duratio
 	}
 	c.log.Info("pod "+string(st.next), "pod", key, "restarts", updated.Status.ContainerStatuses[0].RestartCount)
 	for _, e := range st.events {
-		c.record(p, e)
+		recordEvent(c.recorder, p, e)
 	}
 	return st.after, nil
 }
@@ -168,14 +168,15 @@ func (c *requiresController) invalid(p *corev1.Pod, err error) {
 	c.recorder.Event(p, corev1.EventTypeWarning, "InvalidAnnotation", err.Error())
 }
 
-func (c *requiresController) record(p *corev1.Pod, e event) {
+// recordEvent records e on the pod's container, as the kubelet does.
+func recordEvent(rec record.EventRecorder, p *corev1.Pod, e event) {
 	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name, UID: p.UID,
 		ResourceVersion: p.ResourceVersion, FieldPath: "spec.containers{" + e.container + "}"}
 	typ := corev1.EventTypeNormal
 	if e.warning {
 		typ = corev1.EventTypeWarning
 	}
-	c.recorder.Event(ref, typ, e.reason, e.message)
+	rec.Event(ref, typ, e.reason, e.message)
 }
 
 // missing lists the requirements whose Service has no ready endpoint for

@@ -170,11 +170,11 @@ func crash(p *corev1.Pod, s settings, now time.Time, gone []Requirement) step {
 	}
 	msg := "required services without a ready endpoint: " + strings.Join(names, ", ")
 	if p.Spec.RestartPolicy == corev1.RestartPolicyNever {
-		return step{status: failedStatus(p, now, msg), next: phaseFailed}
+		return step{status: endedStatus(p, now, failure(msg)), next: phaseFailed}
 	}
 	restarts := p.Status.ContainerStatuses[0].RestartCount + 1
 	delay := s.backoff.Delay(restarts)
-	st := step{status: crashedStatus(p, now, delay, msg), next: phaseBackOff, after: delay}
+	st := step{status: crashedStatus(p, now, delay, failure(msg)), next: phaseBackOff, after: delay}
 	for _, c := range p.Spec.Containers {
 		st.events = append(st.events, event{warning: true, container: c.Name, reason: "BackOff",
 			message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, podDesc(p))})

@@ -1,9 +1,11 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -11,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/wavecd/wavecd/localcluster/internal/config"
 )
 
 // Options configure the workloads controller.
@@ -18,8 +22,27 @@ type Options struct {
 	// CNIAgentSelector, when not empty, turns on CNI mode: the label
 	// selector of the CNI agent pods.
 	CNIAgentSelector string
+	// Processes configure process-backed pods; without a Dir they are off.
+	Processes ProcessOptions
 	// Log receives what the controller does.
 	Log *slog.Logger
+}
+
+// ProcessOptions configure process-backed pods.
+type ProcessOptions struct {
+	// Definitions by name, the value of the process annotation.
+	Definitions map[string]config.Process
+	// Dir holds one directory per pod (kubeconfig, token, CA), the
+	// working directory of its process.
+	Dir string
+	// LogDir receives the processes' output, one file per pod.
+	LogDir string
+	// Server and CAData locate the API server in the processes' kubeconfigs.
+	Server string
+	CAData []byte
+	// StopGrace is how long processes get between SIGTERM and SIGKILL when
+	// the controller stops.
+	StopGrace time.Duration
 }
 
 // Run runs the controllers until ctx ends.
@@ -44,6 +67,12 @@ func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
 			return err
 		}
 	}
+	var procs *processController
+	if opts.Processes.Dir != "" {
+		if procs, err = newProcessController(client, factory, recorder, log.With("controller", "process"), opts.Processes); err != nil {
+			return err
+		}
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
@@ -51,9 +80,13 @@ func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
 			return fmt.Errorf("informer cache of %v did not sync", typ)
 		}
 	}
-	log.Info("workloads controller running", "cniAgentSelector", opts.CNIAgentSelector)
+	log.Info("workloads controller running", "cniAgentSelector", opts.CNIAgentSelector, "processes", procs != nil)
 	if cni != nil {
 		go runWorkers(ctx, cni.queue, 1, log.With("controller", "cni"), cni.sync)
+	}
+	if procs != nil {
+		go runWorkers(ctx, procs.queue, 2, log.With("controller", "process"), procs.sync)
+		defer procs.stopAll(cmp.Or(opts.Processes.StopGrace, 5*time.Second))
 	}
 	runWorkers(ctx, requires.queue, 2, log.With("controller", "requires"), requires.sync)
 	return nil

@@ -16,6 +16,11 @@ const (
 	reasonError              = "Error"
 	reasonContainersNotReady = "ContainersNotReady"
 	reasonPodFailed          = "PodFailed"
+	reasonPodCompleted       = "PodCompleted"
+	reasonCompleted          = "Completed"
+	reasonStartError         = "StartError"
+	reasonConfigError        = "CreateContainerConfigError"
+	reasonCreateError        = "CreateContainerError"
 	exitCodeFailure          = 1
 )
 
@@ -38,15 +43,27 @@ func startedStatus(p *corev1.Pod, now time.Time, ready bool) *corev1.PodStatus {
 	return st
 }
 
-// crashedStatus is p's status after its containers exited 1 and wait
-// delay for their restart, as a kubelet shows CrashLoopBackOff.
-func crashedStatus(p *corev1.Pod, now time.Time, delay time.Duration, msg string) *corev1.PodStatus {
+// exitInfo is how a container ended.
+type exitInfo struct {
+	code    int32
+	reason  string // Error, Completed, StartError
+	message string
+}
+
+// failure is a container that exited 1 with msg.
+func failure(msg string) exitInfo {
+	return exitInfo{code: exitCodeFailure, reason: reasonError, message: msg}
+}
+
+// crashedStatus is p's status after its containers exited and wait delay
+// for their restart, as a kubelet shows CrashLoopBackOff.
+func crashedStatus(p *corev1.Pod, now time.Time, delay time.Duration, exit exitInfo) *corev1.PodStatus {
 	t := metav1.NewTime(now)
 	st := p.Status.DeepCopy()
 	st.Phase = corev1.PodRunning
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
-		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cs, t, msg)}
+		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cs, t, exit)}
 		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason:  reasonCrashLoopBackOff,
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, cs.Name, podDesc(p)),
@@ -58,28 +75,32 @@ func crashedStatus(p *corev1.Pod, now time.Time, delay time.Duration, msg string
 	return st
 }
 
-// failedStatus is the final status of a restartPolicy Never pod whose
-// containers exited 1.
-func failedStatus(p *corev1.Pod, now time.Time, msg string) *corev1.PodStatus {
+// endedStatus is the final status of a pod whose containers will not
+// restart: Succeeded when they exited 0, Failed otherwise.
+func endedStatus(p *corev1.Pod, now time.Time, exit exitInfo) *corev1.PodStatus {
 	t := metav1.NewTime(now)
 	st := p.Status.DeepCopy()
+	reason := reasonPodFailed
 	st.Phase = corev1.PodFailed
+	if exit.code == 0 {
+		st.Phase, reason = corev1.PodSucceeded, reasonPodCompleted
+	}
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
-		cs.State = corev1.ContainerState{Terminated: terminated(cs, t, msg)}
+		cs.State = corev1.ContainerState{Terminated: terminated(cs, t, exit)}
 		cs.Ready, cs.Started = false, ptr.To(false)
 	}
-	setReadiness(st, false, reasonPodFailed, t)
+	setReadiness(st, false, reason, t)
 	return st
 }
 
-func terminated(cs *corev1.ContainerStatus, now metav1.Time, msg string) *corev1.ContainerStateTerminated {
+func terminated(cs *corev1.ContainerStatus, now metav1.Time, exit exitInfo) *corev1.ContainerStateTerminated {
 	started := now
 	if cs.State.Running != nil {
 		started = cs.State.Running.StartedAt
 	}
 	return &corev1.ContainerStateTerminated{
-		ExitCode: exitCodeFailure, Reason: reasonError, Message: msg,
+		ExitCode: exit.code, Reason: exit.reason, Message: exit.message,
 		StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
 	}
 }

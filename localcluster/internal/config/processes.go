@@ -1,0 +1,171 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Built-in process definitions: every cluster knows them, and the config
+// file or --process can lay their own fields over them.
+const (
+	// KarpenterProcess runs Karpenter's KWOK provider (KarpenterBinary,
+	// built from the localcluster/karpenter module).
+	KarpenterProcess = "karpenter"
+	// KarpenterBinary is the executable KarpenterProcess runs.
+	KarpenterBinary = "karpenter-kwok"
+	// WavecdProcess runs the wavecd binary, for example `wavecd controller`
+	// from a Helm chart's Deployment.
+	WavecdProcess = "wavecd"
+	// WavecdListenPort is the variable holding the free loopback port the
+	// wavecd definition hands to --listen.
+	WavecdListenPort = "WAVECD_LISTEN_PORT"
+)
+
+// Process is how a pod annotated localcluster.wavecd.io/process: NAME runs
+// as a process on this machine.
+type Process struct {
+	// Command replaces the container's command: an executable (a path, or a
+	// name looked up in PATH) and its first arguments. A relative path in a
+	// config file is relative to that file.
+	Command []string `json:"command,omitempty"`
+	// Args come after the container's args, so a flag set here wins over
+	// the same flag in the pod. $(VAR) expands as in a pod spec.
+	Args []string `json:"args,omitempty"`
+	// Env is set over the pod's environment.
+	Env map[string]string `json:"env,omitempty"`
+	// FreePorts are environment variables set to a free 127.0.0.1 port at
+	// each start, for a process that would otherwise bind fixed ports.
+	FreePorts []string `json:"freePorts,omitempty"`
+}
+
+// BuiltinProcesses are the definitions every cluster has. locate turns a
+// binary name into the command to run (a path next to wavecd-localcluster,
+// or the bare name for a PATH lookup at start).
+func BuiltinProcesses(locate func(binary string) string) map[string]Process {
+	return map[string]Process{
+		KarpenterProcess: {
+			Command: []string{locate(KarpenterBinary)},
+			// Karpenter binds its metrics and health ports on every
+			// interface: free ports keep clusters and runs apart.
+			Env:       map[string]string{"DISABLE_LEADER_ELECTION": "true"},
+			FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT"},
+		},
+		WavecdProcess: {
+			Command:   []string{locate("wavecd")},
+			Args:      []string{"--listen=127.0.0.1:$(" + WavecdListenPort + ")"},
+			FreePorts: []string{WavecdListenPort},
+		},
+	}
+}
+
+// Overlay returns p with o laid over it: o's command and args replace p's
+// when set, its env entries are added or replace p's, its free ports are
+// added.
+func (p Process) Overlay(o Process) Process {
+	out := Process{Command: p.Command, Args: p.Args, FreePorts: slices.Clone(p.FreePorts)}
+	if len(o.Command) > 0 {
+		out.Command = o.Command
+	}
+	if len(o.Args) > 0 {
+		out.Args = o.Args
+	}
+	if len(p.Env)+len(o.Env) > 0 {
+		out.Env = maps.Clone(p.Env)
+		if out.Env == nil {
+			out.Env = map[string]string{}
+		}
+		maps.Copy(out.Env, o.Env)
+	}
+	for _, name := range o.FreePorts {
+		if !slices.Contains(out.FreePorts, name) {
+			out.FreePorts = append(out.FreePorts, name)
+		}
+	}
+	return out
+}
+
+// MergeProcesses lays each layer's definitions over the earlier ones, name
+// by name: built-ins, then the config file, then --process flags.
+func MergeProcesses(layers ...map[string]Process) map[string]Process {
+	out := map[string]Process{}
+	for _, layer := range layers {
+		for name, p := range layer {
+			out[name] = out[name].Overlay(p)
+		}
+	}
+	return out
+}
+
+// ParseProcessFlag parses a --process value, NAME=COMMAND: a path (made
+// absolute) or a name looked up in PATH when the process starts.
+func ParseProcessFlag(v string) (string, Process, error) {
+	name, cmd, ok := strings.Cut(v, "=")
+	if !ok || cmd == "" {
+		return "", Process{}, fmt.Errorf("--process %q: want NAME=COMMAND, for example karpenter=/path/to/karpenter-kwok", v)
+	}
+	if err := validateProcessName(name); err != nil {
+		return "", Process{}, fmt.Errorf("--process %q: %w", v, err)
+	}
+	if strings.Contains(cmd, "/") {
+		abs, err := filepath.Abs(cmd)
+		if err != nil {
+			return "", Process{}, fmt.Errorf("--process %q: %w", v, err)
+		}
+		cmd = abs
+	}
+	return name, Process{Command: []string{cmd}}, nil
+}
+
+// resolveCommands makes relative command paths relative to dir.
+func (c *Config) resolveCommands(dir string) {
+	for name, p := range c.Processes {
+		if len(p.Command) > 0 && strings.Contains(p.Command[0], "/") && !filepath.IsAbs(p.Command[0]) {
+			p.Command = slices.Clone(p.Command)
+			p.Command[0] = filepath.Join(dir, p.Command[0])
+			c.Processes[name] = p
+		}
+	}
+}
+
+var builtinNames = map[string]bool{KarpenterProcess: true, WavecdProcess: true}
+
+func validateProcesses(m map[string]Process) []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		p, path := m[name], "processes."+name
+		if err := validateProcessName(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		}
+		if len(p.Command) == 0 && !builtinNames[name] {
+			errs = append(errs, fmt.Errorf("%s.command: required (the executable and its first arguments)", path))
+		} else if len(p.Command) > 0 && p.Command[0] == "" {
+			errs = append(errs, fmt.Errorf("%s.command[0]: empty executable", path))
+		}
+		for _, k := range slices.Sorted(maps.Keys(p.Env)) {
+			if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("%s.env: %q: %s", path, k, strings.Join(msgs, "; ")))
+			}
+		}
+		for i, k := range p.FreePorts {
+			if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("%s.freePorts[%d]: %q: %s", path, i, k, strings.Join(msgs, "; ")))
+			} else if _, both := p.Env[k]; both {
+				errs = append(errs, fmt.Errorf("%s.freePorts[%d]: %s is also set in env", path, i, k))
+			}
+		}
+	}
+	return errs
+}
+
+func validateProcessName(name string) error {
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return errors.New(strings.Join(append([]string{fmt.Sprintf("name %q is not a DNS label", name)}, msgs...), "; "))
+	}
+	return nil
+}
