@@ -8,15 +8,39 @@ LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
 SHARED ?= ../shared
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help generate bench-bootstrap build test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
+.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
-generate: ## regenerate deepcopy code and CRDs from api/v1alpha1
+generate: ## regenerate deepcopy code and CRDs from api/v1alpha1, then the install artifacts (chart-sync)
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1 output:crd:dir=./api/v1alpha1/crds
+	$(MAKE) chart-sync
+
+# The chart's version follows the latest release tag (v1.2.3 -> version
+# 1.2.3, appVersion v1.2.3, the image tag); without a tag it stays as it is.
+RELEASE_TAG ?= $(shell git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null)
+CHART := deploy/helm/wavecd
+
+chart-sync: ## copy the CRDs into the Helm chart and the kustomize base, regenerate the base and the chart's golden files
+	rm -f $(CHART)/files/crds/*.yaml deploy/kustomize/crds/*.yaml
+	cp api/v1alpha1/crds/*.yaml $(CHART)/files/crds/
+	cp api/v1alpha1/crds/*.yaml deploy/kustomize/crds/
+	@if [ -n "$(RELEASE_TAG)" ]; then \
+	  sed -E -e 's/^version: .*/version: $(patsubst v%,%,$(RELEASE_TAG))/' -e 's/^appVersion: .*/appVersion: $(RELEASE_TAG)/' \
+	    $(CHART)/Chart.yaml > $(CHART)/Chart.yaml.tmp && mv $(CHART)/Chart.yaml.tmp $(CHART)/Chart.yaml; \
+	fi
+	$(GO) test -count=1 ./deploy/ -run '^(TestChartGolden|TestKustomizeBaseGenerated)$$' -update
+
+IMAGE ?= ghcr.io/wavecd/wavecd:$(VERSION)
+
+image: ## build the container image ghcr.io/wavecd/wavecd:VERSION (IMAGE=...) with docker, podman or buildah
+	deploy/build-image.sh $(IMAGE) $(VERSION) $(COMMIT)
+
+lint-image: ## lint the Dockerfile with hadolint (PATH, bin/, its image, or its release binary)
+	deploy/lint-image.sh
 
 build: bin/wavecd bin/wavecd-localcluster ## build bin/wavecd and bin/wavecd-localcluster
 
@@ -25,6 +49,9 @@ bin/wavecd: FORCE
 
 bin/wavecd-localcluster: FORCE
 	cd localcluster && $(GO) build -o ../$@ ./cmd/wavecd-localcluster
+
+localcluster-karpenter: ## build Karpenter's KWOK provider (localcluster/bin/karpenter-kwok) and copy its CRDs (localcluster/bin/karpenter-crds/)
+	GO=$(GO) localcluster/karpenter/build.sh localcluster/bin
 
 test: build lint test-main test-localcluster conformance ## lint, run every test of both modules and the health conformance suite
 
