@@ -39,6 +39,20 @@ type ApplicationSetSpec struct {
 	Strategy                     *ApplicationSetStrategy                   `json:"strategy,omitempty"`
 	IgnoreApplicationDifferences []ApplicationSetResourceIgnoreDifferences `json:"ignoreApplicationDifferences,omitempty"`
 	TemplatePatch                *string                                   `json:"templatePatch,omitempty"`
+	// PreservedFields are annotations and labels of generated apps that
+	// the set leaves as users or other controllers set them.
+	PreservedFields *ApplicationPreservedFields `json:"preservedFields,omitempty"`
+	// ApplyNestedSelectors is accepted for compatibility and ignored:
+	// selectors of nested generators are always applied, as in Argo CD 3.
+	ApplyNestedSelectors bool `json:"applyNestedSelectors,omitempty"`
+}
+
+// ApplicationPreservedFields names annotation and label keys the set
+// never overwrites on the apps it generates.
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationPreservedFields struct {
+	Annotations []string `json:"annotations,omitempty"`
+	Labels      []string `json:"labels,omitempty"`
 }
 
 // ApplicationSetTemplate is the Application every element produces.
@@ -59,7 +73,8 @@ type ApplicationSetTemplateMeta struct {
 }
 
 // ApplicationSetGenerator is one generator; exactly one field is set.
-// Generators wavecd does not implement are kept as raw JSON.
+// Generators wavecd does not implement are kept as raw JSON, so that an
+// error can name them.
 // +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSetGenerator struct {
 	List     *ListGenerator        `json:"list,omitempty"`
@@ -68,6 +83,11 @@ type ApplicationSetGenerator struct {
 	Matrix   *NestedGenerators     `json:"matrix,omitempty"`
 	Merge    *NestedGenerators     `json:"merge,omitempty"`
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	SCMProvider             *apiextensionsv1.JSON `json:"scmProvider,omitempty"`
+	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
+	PullRequest             *apiextensionsv1.JSON `json:"pullRequest,omitempty"`
+	Plugin                  *apiextensionsv1.JSON `json:"plugin,omitempty"`
 }
 
 // ListGenerator yields its literal elements.
@@ -172,6 +192,43 @@ type ApplicationSetStatus struct {
 	ApplicationStatus []ApplicationSetApplicationStatus `json:"applicationStatus,omitempty"`
 	Resources         []ResourceStatus                  `json:"resources,omitempty"`
 }
+
+// ApplicationSetConditionType names a condition of an ApplicationSet.
+type ApplicationSetConditionType = string
+
+// Condition types, statuses and reasons of an ApplicationSet, as Argo CD
+// writes them.
+const (
+	ApplicationSetConditionErrorOccurred       ApplicationSetConditionType = "ErrorOccurred"
+	ApplicationSetConditionParametersGenerated ApplicationSetConditionType = "ParametersGenerated"
+	ApplicationSetConditionResourcesUpToDate   ApplicationSetConditionType = "ResourcesUpToDate"
+	ApplicationSetConditionRolloutProgressing  ApplicationSetConditionType = "RolloutProgressing"
+
+	ApplicationSetConditionStatusTrue  = "True"
+	ApplicationSetConditionStatusFalse = "False"
+
+	ApplicationSetReasonErrorOccurred                    = "ErrorOccurred"
+	ApplicationSetReasonApplicationSetUpToDate           = "ApplicationSetUpToDate"
+	ApplicationSetReasonParametersGenerated              = "ParametersGenerated"
+	ApplicationSetReasonApplicationGeneratedSuccessfully = "ApplicationGeneratedSuccessfully"
+	ApplicationSetReasonUpdateApplicationError           = "UpdateApplicationError"
+	ApplicationSetReasonApplicationParamsGenerationError = "ApplicationGenerationFromParamsError"
+	ApplicationSetReasonRenderTemplateParamsError        = "RenderTemplateParamsError"
+	ApplicationSetReasonCreateApplicationError           = "CreateApplicationError"
+	ApplicationSetReasonDeleteApplicationError           = "DeleteApplicationError"
+	ApplicationSetReasonRefreshApplicationError          = "RefreshApplicationError"
+	ApplicationSetReasonApplicationValidationError       = "ApplicationValidationError"
+	ApplicationSetReasonApplicationSetModified           = "ApplicationSetModified"
+	ApplicationSetReasonApplicationSetRolloutComplete    = "ApplicationSetRolloutComplete"
+)
+
+// Values of ApplicationSetApplicationStatus.Status during a RollingSync.
+const (
+	ProgressiveSyncWaiting     = "Waiting"
+	ProgressiveSyncPending     = "Pending"
+	ProgressiveSyncProgressing = "Progressing"
+	ProgressiveSyncHealthy     = "Healthy"
+)
 
 // ApplicationSetCondition is a problem or state of the set.
 // +kubebuilder:pruning:PreserveUnknownFields

@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/server"
 )
@@ -29,7 +31,8 @@ func newControllerCommand(s Streams) *cobra.Command {
 		Long: `Reconcile the Applications in --namespace: render their sources, compare
 them with the cluster, write Argo CD's status, and run manual and automated
 syncs with health-gated waves. Settings come from the argocd-cm ConfigMap in
-the same namespace. Runs until interrupted.
+the same namespace. The ApplicationSets of --namespace generate their
+Applications in the same process (leader only). Runs until interrupted.
 
 It also serves, on --listen (every replica, leader or not):
   POST /api/webhook  GitHub push events refresh the apps of the pushed
@@ -82,6 +85,18 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	a.opts.Metrics = metrics
 	ctrl, err := controller.New(cfg, a.opts)
 	if err != nil {
+		return err
+	}
+	// The ApplicationSet controller runs beside it, on the leader only.
+	setOpts := appset.Options{Namespace: a.opts.Namespace, Mirrors: mirrors}
+	if a.opts.CacheDir != "" {
+		setOpts.CacheDir = filepath.Join(a.opts.CacheDir, "applicationsets")
+	}
+	appsets, err := appset.New(cfg, setOpts)
+	if err != nil {
+		return err
+	}
+	if err := ctrl.Add(appsets); err != nil {
 		return err
 	}
 	webhook := server.NewWebhook(server.WebhookOptions{

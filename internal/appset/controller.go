@@ -1,0 +1,244 @@
+package appset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// Options configure a Controller.
+type Options struct {
+	// Namespace holds the ApplicationSets, their Applications and the
+	// cluster Secrets (default argocd).
+	Namespace string
+	// Mirrors map repository URLs to local paths (added to argocd-cm's
+	// wavecd.mirrors, read at start).
+	Mirrors source.Mirrors
+	// CacheDir holds the git generators' clones (default: a folder in the
+	// user cache dir). Do not share it with the Application controller's.
+	CacheDir string
+	// Workers is the number of parallel reconciles (default 5).
+	Workers int
+	// GitRequeue is how often git generators are read again (default 3
+	// minutes, as Argo CD).
+	GitRequeue time.Duration
+	// NewGitFileGlobbing makes `*` in git files generator paths stay within
+	// one directory (Argo CD's --enable-new-git-file-globbing).
+	NewGitFileGlobbing bool
+}
+
+func (o *Options) defaults() {
+	if o.Namespace == "" {
+		o.Namespace = "argocd"
+	}
+	if o.Workers == 0 {
+		o.Workers = 5
+	}
+	if o.GitRequeue == 0 {
+		o.GitRequeue = DefaultGitRequeue
+	}
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		o.CacheDir = filepath.Join(dir, "wavecd", "applicationset-repos")
+	}
+}
+
+// Controller reconciles ApplicationSets. It is a manager.Runnable: Start
+// blocks until ctx ends. Added to a manager with leader election, it runs
+// on the leader only; it keeps its own cache of the namespace's
+// ApplicationSets, Applications and cluster Secrets.
+type Controller struct {
+	cache     cache.Cache
+	ctrl      controller.Controller
+	rec       *Reconciler
+	discovery discovery.DiscoveryInterface
+}
+
+// Scheme returns a scheme with the core Kubernetes and argoproj.io types.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("register core types: %w", err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("register argoproj.io types: %w", err)
+	}
+	return s, nil
+}
+
+// New builds a controller for the cluster cfg points at.
+func New(cfg *rest.Config, opts Options) (*Controller, error) {
+	opts.defaults()
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		// client-go's default of 5 requests per second is slow for a set
+		// of many apps; Argo CD uses 50/100.
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	ns := map[string]cache.Config{opts.Namespace: {}}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: ns,
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: ns, Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create cache: %w", err)
+	}
+	cached, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	rec := &Reconciler{
+		client: cached, apiReader: direct, opts: opts, scheme: scheme,
+		repos:    source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors}),
+		clusters: cluster.Registry{Reader: cached, Namespace: opts.Namespace},
+		results:  &resultCache{entries: map[string]resultEntry{}},
+		failures: &failureCounter{counts: map[string]int{}},
+		now:      time.Now,
+	}
+	ctrl, err := controller.NewUnmanaged("applicationset", controller.Options{
+		Reconciler: rec, MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTrue(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create applicationset controller: %w", err)
+	}
+	if err := rec.watch(ctrl, c); err != nil {
+		return nil, err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build discovery client: %w", err)
+	}
+	return &Controller{cache: c, ctrl: ctrl, rec: rec, discovery: disco}, nil
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// Start runs the controller until ctx ends. While the API server does not
+// serve ApplicationSets (no CRD) it waits, checking every crdPoll.
+func (c *Controller) Start(ctx context.Context) error {
+	if !c.waitForCRD(ctx) {
+		return nil
+	}
+	if err := c.cache.IndexField(ctx, &v1alpha1.Application{}, ownerIndex, ownerOf); err != nil {
+		return fmt.Errorf("index applications by owner: %w", err)
+	}
+	if err := c.rec.loadMirrors(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	cacheErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cacheErr <- c.cache.Start(ctx)
+	}()
+	defer wg.Wait()
+	if !c.cache.WaitForCacheSync(ctx) {
+		cancel()
+		if err := <-cacheErr; err != nil {
+			return fmt.Errorf("applicationset cache: %w", err)
+		}
+		return nil // stopped before the caches synced
+	}
+	err := c.ctrl.Start(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// crdPoll is how often Start looks for the ApplicationSet CRD when it is
+// not installed.
+const crdPoll = 15 * time.Second
+
+// waitForCRD returns once the API server serves ApplicationSets, so that a
+// cluster without the CRD idles the controller instead of failing the
+// process it runs in; false means ctx ended first.
+func (c *Controller) waitForCRD(ctx context.Context) bool {
+	gv := v1alpha1.Group + "/" + v1alpha1.Version
+	warned := false
+	for {
+		list, err := c.discovery.ServerResourcesForGroupVersion(gv)
+		if err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "applicationsets" }) {
+			return true
+		}
+		if !warned {
+			slog.WarnContext(ctx, "the ApplicationSet CRD is not installed; the ApplicationSet controller waits for it", "err", err)
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(crdPoll):
+		}
+	}
+}
+
+// loadMirrors adds argocd-cm's wavecd.mirrors to the flags' (flags win)
+// once at start, as the Application controller does.
+func (r *Reconciler) loadMirrors(ctx context.Context) error {
+	cm := &corev1.ConfigMap{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: settingsConfigMap}, cm)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("read %s: %w", settingsConfigMap, err)
+	}
+	if err != nil || cm.Data[source.MirrorsConfigKey] == "" {
+		return nil
+	}
+	fromCM, err := source.ParseMirrorsConfig(cm.Data[source.MirrorsConfigKey])
+	if err != nil {
+		return err
+	}
+	mirrors := source.Mirrors{}
+	for url, p := range fromCM {
+		mirrors[url] = p
+	}
+	for url, p := range r.opts.Mirrors {
+		mirrors[url] = p
+	}
+	r.repos = source.NewRepos(source.ReposOptions{CacheDir: r.opts.CacheDir, Mirrors: mirrors})
+	return nil
+}
+
+// settingsConfigMap is Argo CD's settings ConfigMap.
+const settingsConfigMap = "argocd-cm"

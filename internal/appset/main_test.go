@@ -1,0 +1,249 @@
+package appset
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/install"
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("WAVECD_TEST_DEBUG") != "" {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	os.Exit(testenv.Main(m))
+}
+
+var crdsOnce stdsync.Once
+
+// harness is an ApplicationSet controller (and, when asked, an Application
+// controller) running against the test's namespace.
+type harness struct {
+	t   *testing.T
+	env *testenv.Env
+	ns  string
+	c   client.Client
+}
+
+// harnessOptions say what runs beside the ApplicationSet controller.
+type harnessOptions struct {
+	// apps also runs the Application controller, which syncs the
+	// generated apps and deletes their objects.
+	apps bool
+}
+
+func start(t *testing.T, o harnessOptions) *harness {
+	t.Helper()
+	env := testenv.Get(t)
+	crdsOnce.Do(func() {
+		c, err := apiextensions.NewForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := install.InstallCRDs(context.Background(), c, install.CRDOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	scheme, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, env: env, ns: env.Namespace(t), c: c}
+	sets, err := New(env.Config, Options{Namespace: h.ns, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.run("applicationset controller", sets.Start)
+	if o.apps {
+		apps, err := controller.New(env.Config, controller.Options{Namespace: h.ns, InstallationID: h.ns, CacheDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.run("application controller", apps.Start)
+	}
+	return h
+}
+
+// run runs a component until the test ends.
+func (h *harness) run(name string, start func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- start(ctx) }()
+	h.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("%s stopped with an error: %v", name, err)
+		}
+	})
+}
+
+// createSet creates an ApplicationSet from YAML, with NAMESPACE and REPO
+// replaced.
+func (h *harness) createSet(manifest, repo string) *v1alpha1.ApplicationSet {
+	h.t.Helper()
+	set := &v1alpha1.ApplicationSet{}
+	manifest = strings.NewReplacer("NAMESPACE", h.ns, "REPO", repo).Replace(manifest)
+	if err := yaml.UnmarshalStrict([]byte(manifest), set); err != nil {
+		h.t.Fatalf("decode ApplicationSet: %v", err)
+	}
+	set.Namespace = h.ns
+	if err := h.c.Create(context.Background(), set); err != nil {
+		h.t.Fatalf("create ApplicationSet %s: %v", set.Name, err)
+	}
+	return set
+}
+
+// updateSet changes the set with mutate, retrying on conflicts.
+func (h *harness) updateSet(name string, mutate func(*v1alpha1.ApplicationSet)) {
+	h.t.Helper()
+	for range 10 {
+		set := h.set(name)
+		mutate(set)
+		err := h.c.Update(context.Background(), set)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			h.t.Fatal(err)
+		}
+	}
+	h.t.Fatalf("update ApplicationSet %s: too many conflicts", name)
+}
+
+func (h *harness) set(name string) *v1alpha1.ApplicationSet {
+	h.t.Helper()
+	set := &v1alpha1.ApplicationSet{}
+	if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, set); err != nil {
+		h.t.Fatal(err)
+	}
+	return set
+}
+
+// app returns the app, or nil when there is none.
+func (h *harness) app(name string) *v1alpha1.Application {
+	h.t.Helper()
+	app := &v1alpha1.Application{}
+	if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		h.t.Fatal(err)
+	}
+	return app
+}
+
+// appNames lists the namespace's apps.
+func (h *harness) appNames() []string {
+	h.t.Helper()
+	list := &v1alpha1.ApplicationList{}
+	if err := h.c.List(context.Background(), list, client.InNamespace(h.ns)); err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, a := range list.Items {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// eventually polls cond until it holds; describe says what was last seen.
+func (h *harness) eventually(timeout time.Duration, what string, cond func() bool, describe func() string) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, describe())
+}
+
+// condition returns the set's condition of a type.
+func condition(set *v1alpha1.ApplicationSet, typ string) *v1alpha1.ApplicationSetCondition {
+	for i := range set.Status.Conditions {
+		if set.Status.Conditions[i].Type == typ {
+			return &set.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func describeConditions(set *v1alpha1.ApplicationSet) string {
+	var parts []string
+	for _, c := range set.Status.Conditions {
+		parts = append(parts, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// gitRepo is a local Git repository a test commits to.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
+	t.Helper()
+	g := &gitRepo{t: t, dir: t.TempDir()}
+	g.git("init", "-q", "-b", "main")
+	g.commit(files, "initial")
+	return g
+}
+
+func (g *gitRepo) git(args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.test", "-c", "user.name=t"}, args...)...)
+	cmd.Dir = g.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files (an empty content removes the file) and commits.
+func (g *gitRepo) commit(files map[string]string, msg string) {
+	g.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(g.dir, name)
+		if content == "" {
+			if err := os.Remove(p); err != nil {
+				g.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	g.git("add", "-A")
+	g.git("commit", "-q", "-m", msg)
+}
+
+func configMap(name string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  app: %s\n", name, name)
+}
