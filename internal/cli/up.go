@@ -78,7 +78,8 @@ func newUpCommand(s Streams) *cobra.Command {
 	f.BoolVar(&up.ExitWhenSettled, "exit-when-settled", false, "exit 0 once every app settled, 3 on a stall or timeout")
 	f.DurationVar(&up.Timeout, "timeout", 10*time.Minute, "with --exit-when-settled, how long to wait in all")
 	f.DurationVar(&up.StallAfter, "stall-after", 2*time.Minute, "how long nothing may change before the rehearsal counts as stalled")
-	f.StringVar(&up.Listen, "listen", "", "serve /healthz and /readyz on this address, e.g. 127.0.0.1:8080")
+	f.StringVar(&up.Listen, "listen", "", "serve /healthz and /readyz on this address, e.g. 127.0.0.1:8081")
+	f.StringVar(&up.UI, "ui", "127.0.0.1:8080", "serve the web UI and API on this address (plain HTTP; \"\" for none)")
 	return cmd
 }
 

@@ -70,7 +70,7 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	if opts.Local != "" {
 		res, err = r.renderLocal(ctx, app, opts.Local)
 	} else {
-		res, err = r.renderApp(ctx, app)
+		res, err = r.renderApp(ctx, app, renderOptions{})
 	}
 	if err != nil {
 		return nil, err

@@ -43,8 +43,8 @@ type comparison struct {
 // compare renders the app and compares it with the live objects. A render
 // or Git error is returned as it is: the caller records a condition and
 // leaves every object in place.
-func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *Settings) (*comparison, error) {
-	res, err := r.renderApp(ctx, app)
+func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *Settings, ro renderOptions) (*comparison, error) {
+	res, err := r.renderApp(ctx, app, ro)
 	if err != nil {
 		return nil, err
 	}

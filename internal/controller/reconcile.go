@@ -117,8 +117,8 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 	if err := r.clearInvalidSpec(ctx, app); err != nil {
 		return reconcile.Result{}, err
 	}
-	if r.needsRefresh(app, settings) {
-		if err := r.refresh(ctx, app, proj, settings); err != nil {
+	if kind := r.needsRefresh(app, settings); kind != noRefresh {
+		if err := r.refresh(ctx, app, proj, settings, kind); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -128,22 +128,33 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 	return reconcile.Result{RequeueAfter: r.nextRefresh(app, settings)}, nil
 }
 
+// refreshKind is whether and how an app is compared again.
+type refreshKind int
+
+const (
+	noRefresh refreshKind = iota
+	normalRefresh
+	// hardRefresh renders again instead of reading the render cache.
+	hardRefresh
+)
+
 // needsRefresh decides whether to render and compare again.
-func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) bool {
-	if r.refreshes.take(app.Name) {
-		return true
+func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) refreshKind {
+	marked, hard := r.refreshes.take(app.Name)
+	if hard || app.Annotations[AnnotationRefresh] == "hard" {
+		return hardRefresh
 	}
-	if _, ok := app.Annotations[AnnotationRefresh]; ok {
-		return true
+	if _, ok := app.Annotations[AnnotationRefresh]; ok || marked {
+		return normalRefresh
 	}
 	st := app.Status
-	if st.ReconciledAt == nil || st.Sync.Status == "" {
-		return true
+	if st.ReconciledAt == nil || st.Sync.Status == "" || !sameSpec(st.Sync.ComparedTo, app) {
+		return normalRefresh
 	}
-	if !sameSpec(st.Sync.ComparedTo, app) {
-		return true
+	if s.ReconcileTimeout > 0 && r.now().Sub(st.ReconciledAt.Time) >= s.ReconcileTimeout {
+		return normalRefresh
 	}
-	return s.ReconcileTimeout > 0 && r.now().Sub(st.ReconciledAt.Time) >= s.ReconcileTimeout
+	return noRefresh
 }
 
 // nextRefresh is the periodic refresh: the reconciliation timeout plus up
@@ -298,12 +309,13 @@ func (s *refreshSet) mark(name string, hard bool) {
 	s.marks[name] = s.marks[name] || hard
 }
 
-func (s *refreshSet) take(name string) bool {
+// take reports whether name was marked, and whether for a hard refresh.
+func (s *refreshSet) take(name string) (marked, hard bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.marks[name]
+	hard, marked = s.marks[name]
 	delete(s.marks, name)
-	return ok
+	return marked, hard
 }
 
 // settingsCache parses argocd-cm again only when it changed.

@@ -18,10 +18,16 @@ type rendered struct {
 	types []string
 }
 
+// renderOptions say how to render an app.
+type renderOptions struct {
+	// fresh renders again instead of reading the render cache.
+	fresh bool
+}
+
 // renderApp resolves every Git source of app to a commit, timing the
 // fetch for the metrics, then renders the app at those commits. app is not
 // changed.
-func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application) (*rendered, error) {
+func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application, ro renderOptions) (*rendered, error) {
 	r.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
 	for _, src := range sourcesOf(&pinned.Spec) {
@@ -38,7 +44,7 @@ func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application) (
 			src.TargetRevision = sha
 		}
 	}
-	res, err := r.engine.RenderApp(ctx, pinned, r.capabilities(ctx))
+	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: r.capabilities(ctx), Fresh: ro.fresh})
 	if err != nil {
 		return nil, err
 	}

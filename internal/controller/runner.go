@@ -56,7 +56,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	res, err := r.renderApp(ctx, operationTarget(app, op))
+	res, err := r.renderApp(ctx, operationTarget(app, op), renderOptions{})
 	if err != nil {
 		return "", fmt.Errorf("render: %w", err)
 	}

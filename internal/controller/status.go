@@ -19,7 +19,7 @@ var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.Appli
 
 // refresh compares the app and writes the result into its status. A failed
 // comparison keeps the last known resources and sets ComparisonError.
-func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *v1alpha1.AppProject, s *Settings) error {
+func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
 	base := app.DeepCopy()
 	delete(app.Annotations, AnnotationRefresh)
 	if len(base.Annotations) != len(app.Annotations) {
@@ -28,7 +28,7 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		}
 		base = app.DeepCopy()
 	}
-	cmp, err := r.compare(ctx, app, s)
+	cmp, err := r.compare(ctx, app, s, renderOptions{fresh: kind == hardRefresh})
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -221,8 +223,18 @@ func TestUpRehearsesTheHealthCheckExample(t *testing.T) {
 		out := &syncBuffer{}
 		u := e.up(tc.settings, out)
 		u.Fresh = true
+		var uiChecked <-chan error
+		if tc.settings == "" {
+			u.UI = "127.0.0.1:0"
+			uiChecked = checkUI(t.Context(), out)
+		}
 		start := time.Now()
 		e.run(name, u, out)
+		if uiChecked != nil {
+			if err := <-uiChecked; err != nil {
+				t.Errorf("%s: web UI: %v", name, err)
+			}
+		}
 		o := e.outcome(start)
 		if !o.createdAfter {
 			t.Errorf("%s: --fresh kept Applications of an earlier run", name)
@@ -385,4 +397,71 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// checkUI waits for up to print the web UI's address and password, then
+// logs in through the API and lists the Applications there.
+func checkUI(ctx context.Context, out *syncBuffer) <-chan error {
+	done := make(chan error, 1)
+	line := regexp.MustCompile(`web UI (http://\S+) \(user admin, password (\S+)\)`)
+	go func() {
+		var m []string
+		for m == nil {
+			if m = line.FindStringSubmatch(out.String()); m == nil {
+				select {
+				case <-ctx.Done():
+					done <- ctx.Err()
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}
+		done <- loginAndList(ctx, m[1], m[2])
+	}()
+	return done
+}
+
+func loginAndList(ctx context.Context, url, password string) error {
+	body := strings.NewReader(`{"username":"admin","password":"` + password + `"}`)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/session", body)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var session struct{ Token string }
+	if err := json.NewDecoder(res.Body).Decode(&session); err != nil || session.Token == "" {
+		return fmt.Errorf("login: status %d, %v", res.StatusCode, err)
+	}
+	// The UI starts before the root manifest is applied.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		n, err := countApps(ctx, url, session.Token)
+		if err != nil || n > 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New("list applications: none after 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func countApps(ctx context.Context, url, token string) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/applications", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string }
+		}
+	}
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("list applications: status %d, %v", res.StatusCode, err)
+	}
+	return len(list.Items), nil
 }

@@ -33,6 +33,13 @@ func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
 		srv := server.New(server.Options{Addr: u.Listen})
 		go func() { fatal <- srv.Start(watchCtx) }()
 	}
+	if u.UI != "" {
+		url, password, err := u.serveUI(watchCtx, s, fatal)
+		if err != nil {
+			return err
+		}
+		p.say("web UI %s (user admin, password %s)", url, password)
+	}
 	var names []string
 	for _, a := range rootApps(s.repo.root) {
 		names = append(names, a.GetName())

@@ -51,6 +51,9 @@ type Up struct {
 	SettleFor time.Duration
 	// Listen, when set, serves /healthz and /readyz on that address.
 	Listen string
+	// UI, when set, serves the web UI and API on that address, without
+	// TLS (a rehearsal listens on loopback).
+	UI string
 	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
 	LocalCluster string
 	// RouteLogs, when set, receives the controller log file once the

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
@@ -155,4 +156,40 @@ func BenchmarkRender50Templates(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestFreshRenderReplacesTheCachedResult(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"stamp/Chart.yaml": "apiVersion: v2\nname: stamp\nversion: 1.0.0\n",
+		// Each render of the chart writes the time it ran.
+		"stamp/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stamp}\n" +
+			"data: {at: {{ now | date \"15:04:05.000000000\" | quote }}}\n",
+	})
+	commitAll(t, dir)
+	app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+		Source: &v1alpha1.ApplicationSource{RepoURL: dir, Path: "stamp", TargetRevision: "main"},
+	}}
+	app.Name = "stamp"
+	engine := NewEngine(EngineOptions{Repos: source.NewRepos(source.ReposOptions{})})
+	render := func(fresh bool) string {
+		t.Helper()
+		res, err := engine.RenderAppWith(t.Context(), app, AppOptions{Capabilities: Capabilities{KubeVersion: testKubeVersion}, Fresh: fresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, _, _ := unstructured.NestedString(res.Objects[0].Object, "data", "at")
+		return at
+	}
+	first := render(false)
+	if again := render(false); again != first {
+		t.Fatalf("a second render ran the chart again (%s, then %s)", first, again)
+	}
+	fresh := render(true)
+	if fresh == first {
+		t.Errorf("a fresh render returned the cached result (%s)", fresh)
+	}
+	if again := render(false); again != fresh {
+		t.Errorf("the fresh result did not replace the cached one: %s, want %s", again, fresh)
+	}
 }

@@ -63,9 +63,23 @@ func (e *Engine) SetCredentials(creds source.Credentials) {
 	}
 }
 
+// AppOptions configure RenderAppWith.
+type AppOptions struct {
+	// Capabilities of the destination cluster.
+	Capabilities Capabilities
+	// Fresh renders every source again instead of reading the cache (a
+	// hard refresh); the new results replace the cached ones.
+	Fresh bool
+}
+
 // RenderApp renders every source of app for a destination with caps.
 // Objects of several sources are concatenated in spec order.
 func (e *Engine) RenderApp(ctx context.Context, app *v1alpha1.Application, caps Capabilities) (*Result, error) {
+	return e.RenderAppWith(ctx, app, AppOptions{Capabilities: caps})
+}
+
+// RenderAppWith is RenderApp with options.
+func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, opts AppOptions) (*Result, error) {
 	sources := app.Spec.GetSources()
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("application %s: spec.source or spec.sources is required", app.Name)
@@ -82,7 +96,7 @@ func (e *Engine) RenderApp(ctx context.Context, app *v1alpha1.Application, caps 
 		}
 		req := &Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src,
-			Tree: checked.trees[i], Refs: checked.refs, Capabilities: caps,
+			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh,
 		}
 		res, err := e.Render(ctx, req)
 		if err != nil {
@@ -106,7 +120,7 @@ func firstRevision(r *Result) string {
 // is a Git commit.
 func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
 	key, cacheable := cacheKey(req)
-	if cacheable && e.cache != nil {
+	if cacheable && e.cache != nil && !req.Fresh {
 		if res, ok := e.cache.Get(key); ok {
 			return res, nil
 		}

@@ -40,6 +40,9 @@ type Request struct {
 	Refs map[string]*source.Tree
 	// Capabilities of the destination cluster.
 	Capabilities Capabilities
+	// Fresh renders even when the cache holds a result (a hard refresh);
+	// the new result replaces the cached one.
+	Fresh bool
 }
 
 // Result is what a render produced. Objects of a result that came from the
