@@ -89,9 +89,12 @@ func (r *Reconciler) listLive(ctx context.Context, app *v1alpha1.Application, tr
 	if len(others) == len(kinds) || r.cache == nil {
 		others = kinds
 	}
-	live, err := list(ctx, tracking, kube.ListOptions{Kinds: others})
-	if err != nil {
-		return nil, fmt.Errorf("list live objects: %w", err)
+	var live []*unstructured.Unstructured
+	if len(others) > 0 { // no kinds would mean every kind of the cluster
+		var err error
+		if live, err = list(ctx, tracking, kube.ListOptions{Kinds: others}); err != nil {
+			return nil, fmt.Errorf("list live objects: %w", err)
+		}
 	}
 	if len(others) < len(kinds) {
 		children, err := r.childApps(ctx, tracking)
