@@ -11,6 +11,7 @@ import (
 	stdsync "sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -186,31 +187,40 @@ func objKey(o *unstructured.Unstructured) string {
 	return refKey(o.GroupVersionKind().GroupKind(), o.GetNamespace(), o.GetName())
 }
 
-// diffAll compares every desired object with its live counterpart, and
-// lists live objects that left Git as extra.
+// diffAll compares every desired object with its live counterpart (in
+// parallel: each may need a dry run and a read), and lists live objects
+// that left Git as extra.
 func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp *comparison) error {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.live {
 		liveByKey[objKey(l)] = l
 	}
-	opts := diff.Options{Ignore: append(ignoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...), Predictor: r.predictor(app, liveByKey)}
+	ignore := append(ignoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...)
+	results := make([]objectDiff, len(cmp.desired))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(diffConcurrency)
 	desiredKeys := map[string]bool{}
-	for _, d := range cmp.desired {
+	for i, d := range cmp.desired {
 		desiredKeys[objKey(d)] = true
 		if isHookOrSkipped(d) {
+			results[i].skip = true
 			continue
 		}
-		res := compareOne(ctx, d, liveByKey[objKey(d)], opts)
-		if res.Status == diff.OutOfSync {
-			if fresh, changed := r.confirmLive(ctx, d, liveByKey[objKey(d)], cmp.tracking); changed {
-				liveByKey[objKey(d)] = fresh
-				res = compareOne(ctx, d, fresh, opts)
-			}
+		live := liveByKey[objKey(d)]
+		g.Go(func() error {
+			results[i] = r.diffOne(gctx, app, d, live, cmp.tracking, ignore)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i, d := range cmp.desired {
+		if results[i].skip {
+			continue
 		}
-		if res.Status == diff.OutOfSync {
-			loggerFrom(ctx).Debug("out of sync", "object", res.GVK.Kind+"/"+res.Name, "diff", res.Text)
+		if results[i].confirmed {
+			liveByKey[objKey(d)] = results[i].live
 		}
-		cmp.diffs = append(cmp.diffs, res)
+		cmp.diffs = append(cmp.diffs, results[i].res)
 	}
 	for _, l := range cmp.live {
 		if desiredKeys[objKey(l)] || l.GetOwnerReferences() != nil && isOwnedByTracked(l) {
@@ -236,6 +246,43 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 	}
 	sortObjects(cmp.live)
 	return nil
+}
+
+// diffConcurrency bounds the objects of one app compared at once.
+const diffConcurrency = 8
+
+// objectDiff is the comparison of one desired object.
+type objectDiff struct {
+	res  diff.Result
+	skip bool
+	// confirmed says live is the API server's copy, read because the
+	// cached one disagreed with Git.
+	confirmed bool
+	live      *unstructured.Unstructured
+}
+
+// diffOne compares desired with its cached live copy and, when they
+// differ, with the API server's copy.
+func (r *Reconciler) diffOne(ctx context.Context, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
+	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
+	key := objKey(desired)
+	opts := diff.Options{Ignore: ignore, Predictor: r.predictor(app, map[string]*unstructured.Unstructured{key: live})}
+	res := compareOne(ctx, desired, live, opts)
+	if res.Status == diff.OutOfSync {
+		if fresh, changed := r.confirmLive(ctx, desired, live, tracking); changed {
+			opts.Predictor = r.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
+			res = compareOne(ctx, desired, fresh, opts)
+			return r.logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
+		}
+	}
+	return r.logDrift(ctx, objectDiff{res: res, live: live})
+}
+
+func (r *Reconciler) logDrift(ctx context.Context, d objectDiff) objectDiff {
+	if d.res.Status == diff.OutOfSync {
+		loggerFrom(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
+	}
+	return d
 }
 
 // compareOne diffs one desired object with its live copy (nil: missing). A
