@@ -24,6 +24,7 @@ ctrl=""
 cleanup() {
   [ -n "$ctrl" ] && kill "$ctrl" 2>/dev/null && wait "$ctrl" 2>/dev/null || true
   "$root/bin/wavecd-localcluster" stop --dir "$work/cluster" >/dev/null 2>&1 || true
+  [ -n "${out:-}" ] && [ -f "$work/controller.log" ] && cp "$work/controller.log" "${out%.json}.controller.log"
   rm -rf "$work"
 }
 trap cleanup EXIT
