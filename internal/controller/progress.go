@@ -27,8 +27,11 @@ type progressWriter struct {
 	stopped bool
 }
 
+// newProgressWriter returns a writer whose first save comes no sooner than
+// progressInterval after the sync started: a sync that ends sooner writes
+// only its result.
 func newProgressWriter(save func(*wsync.State)) *progressWriter {
-	return &progressWriter{save: save, saved: map[string]wsync.TaskPhase{}}
+	return &progressWriter{save: save, saved: map[string]wsync.TaskPhase{}, savedAt: time.Now()}
 }
 
 // update takes the executor's latest state.
@@ -50,20 +53,19 @@ func (w *progressWriter) update(st wsync.State) {
 	}
 }
 
-// durable reports whether a task reached, since the last save, a phase a
-// resumed sync must know: it changed the cluster (applied, pruned, a hook
-// created), failed, or a hook ended. An object found healthy need not be:
-// a resumed sync looks again.
+// durable reports whether a hook was created or ended since the last save:
+// what a resumed sync must know so that no hook runs twice. Everything
+// else a resumed sync redoes safely (an apply of the same object changes
+// nothing, a pruned object is gone from the plan), so it is written at
+// most every progressInterval, for the explained waits.
 func (w *progressWriter) durable(st *wsync.State) bool {
 	for _, t := range st.Tasks {
-		if t.Phase == w.saved[t.ID] {
-			continue
-		}
-		switch {
-		case t.Phase == wsync.TaskPending, t.Phase == wsync.TaskDryRunOK:
-		case t.Phase == wsync.TaskSucceeded && t.Type != wsync.TaskHook:
-		default:
-			return true
+		if t.Type == wsync.TaskHook && t.Phase != w.saved[t.ID] {
+			switch t.Phase {
+			case wsync.TaskPending, wsync.TaskDryRunOK:
+			default:
+				return true
+			}
 		}
 	}
 	return false
