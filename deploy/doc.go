@@ -14,4 +14,7 @@
 // Dockerfile no longer builds what `make build` builds. `go test ./deploy
 // -update` (run by `make chart-sync`) rewrites the golden files and the
 // generated kustomize base.
+//
+// Package deploy/e2e installs both on the local cluster and runs the real
+// binary in the pods: RBAC, failover and self-management.
 package deploy

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,16 +53,17 @@ func TestChartFlagsKnownToBinary(t *testing.T) {
 				if len(c.Command) != 0 {
 					t.Errorf("command = %q, want the image's entrypoint", c.Command)
 				}
+				args := expandArgs(t, c, releaseNamespace)
 				root := cli.NewRootCommand(cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
-				sub, rest, err := root.Find(c.Args)
+				sub, rest, err := root.Find(args)
 				if err != nil {
-					t.Fatalf("wavecd %s: %v", strings.Join(c.Args, " "), err)
+					t.Fatalf("wavecd %s: %v", strings.Join(args, " "), err)
 				}
 				if sub.Name() != wantCommand[depName] {
-					t.Fatalf("args %q run `wavecd %s`, want `wavecd %s`", c.Args, sub.CommandPath(), wantCommand[depName])
+					t.Fatalf("args %q run `wavecd %s`, want `wavecd %s`", args, sub.CommandPath(), wantCommand[depName])
 				}
 				if err := sub.ParseFlags(rest); err != nil {
-					t.Fatalf("wavecd %s: %v", strings.Join(c.Args, " "), err)
+					t.Fatalf("wavecd %s: %v", strings.Join(args, " "), err)
 				}
 				if extra := sub.Flags().Args(); len(extra) > 0 {
 					t.Errorf("wavecd %s: stray arguments %q", sub.Name(), extra)
@@ -78,6 +80,35 @@ func TestChartFlagsKnownToBinary(t *testing.T) {
 	}
 }
 
+// expandArgs expands $(VAR) in the container's args as the kubelet does,
+// from its env: plain values, and metadata.namespace through the downward
+// API as podNamespace. A reference to anything else fails the test.
+func expandArgs(t *testing.T, c corev1.Container, podNamespace string) []string {
+	t.Helper()
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			vars[e.Name] = podNamespace
+		}
+	}
+	out := make([]string, len(c.Args))
+	for i, arg := range c.Args {
+		out[i] = varRef.ReplaceAllStringFunc(arg, func(ref string) string {
+			v, ok := vars[ref[2:len(ref)-1]]
+			if !ok {
+				t.Errorf("argument %q refers to %s, which the container's env does not set", arg, ref)
+			}
+			return v
+		})
+	}
+	return out
+}
+
+var varRef = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_]*\)`)
+
 // TestChartParamsBecomeFlags checks configs.params and the other values that
 // turn into arguments.
 func TestChartParamsBecomeFlags(t *testing.T) {
@@ -88,8 +119,8 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 		"server":     deps["wavecd-server"].Spec.Template.Spec.Containers[0].Args,
 	}
 	want := map[string][]string{
-		"controller": {"controller", "--namespace=argocd", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--workers=20", "--verbose"},
-		"server":     {"server", "--namespace=argocd", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
+		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--workers=20", "--verbose"},
+		"server":     {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)

@@ -105,6 +105,7 @@ var controllerOwnNeeds = []accessCase{
 	{"update", "argoproj.io", "applications/status", "argocd", true},
 	{"update", "argoproj.io", "applications/finalizers", "argocd", true},
 	{"watch", "argoproj.io", "appprojects", "argocd", true},
+	{"create", "argoproj.io", "appprojects", "argocd", true}, // the default project
 	{"list", "argoproj.io", "applicationsets", "argocd", true},
 	{"update", "argoproj.io", "applicationsets/status", "argocd", true},
 	{"watch", "", "configmaps", "argocd", true},
@@ -179,7 +180,7 @@ func TestChartRBAC(t *testing.T) {
 				accessCase{"delete", "", "secrets", "argocd", false},
 				accessCase{"update", "", "configmaps", "argocd", false},
 				accessCase{"delete", "coordination.k8s.io", "leases", "argocd", false},
-				accessCase{"create", "argoproj.io", "appprojects", "argocd", false},
+				accessCase{"delete", "argoproj.io", "appprojects", "argocd", false},
 				accessCase{"get", "argoproj.io", "applications", "team-a", false},
 			),
 			wantClusterRoles: true, // the server's read access

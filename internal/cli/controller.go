@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,10 @@ It also serves, on --listen (every replica, leader or not):
 	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
 	f.StringVar(&a.opts.CacheDir, "cache-dir", "", "directory for Git clones (default: the user cache directory)")
 	f.BoolVar(&a.opts.LeaderElection, "leader-elect", true, "elect one active controller among replicas")
+	f.DurationVar(&a.opts.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"how long a standby waits before taking over a lease its holder stopped renewing")
+	f.DurationVar(&a.opts.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader retries renewing its lease before it stops leading (less than the lease duration)")
 	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
 	f.Float32Var(&a.opts.QPS, "kube-api-qps", 100, "requests per second to the API server")

@@ -43,6 +43,11 @@ type Options struct {
 	CacheDir string
 	// LeaderElection makes replicas elect one active controller.
 	LeaderElection bool
+	// LeaseDuration is how long standbys wait before taking over a lease
+	// its holder stopped renewing, and RenewDeadline how long the leader
+	// keeps retrying a renewal before it gives up leading (0: 15s and 10s).
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
 	// Workers is the number of parallel reconciles (default 10).
 	Workers int
 	// InstallationID overrides argocd-cm's installationID: objects of
@@ -129,6 +134,8 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		// A replica that stops hands the lease over at once instead of
 		// letting it expire.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 nonZero(opts.LeaseDuration),
+		RenewDeadline:                 nonZero(opts.RenewDeadline),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 			&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
@@ -212,6 +219,14 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// nonZero points at d, or is nil for 0 (the manager's default).
+func nonZero(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
+}
 
 // requeueSoon is how long a reconcile waits before looking again at
 // something that is still changing.

@@ -34,6 +34,22 @@ func RepoRoot() (string, error) {
 // its path. Test packages running in parallel take a file lock so only one
 // of them builds at a time; the others find the binary up to date.
 func BuildLocalCluster(ctx context.Context, root string) (string, error) {
+	return buildLocked(ctx, root, binary{name: "wavecd-localcluster", module: "localcluster", pkg: "./cmd/wavecd-localcluster"})
+}
+
+// BuildWavecd builds bin/wavecd from the current source under root, under
+// the same file lock as BuildLocalCluster, and returns its path.
+func BuildWavecd(ctx context.Context, root string) (string, error) {
+	return buildLocked(ctx, root, binary{name: "wavecd", module: ".", pkg: "./cmd/wavecd"})
+}
+
+// binary is an executable of this repository: bin/<name>, built from pkg
+// in the module rooted at <root>/<module>.
+type binary struct {
+	name, module, pkg string
+}
+
+func buildLocked(ctx context.Context, root string, b binary) (string, error) {
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return "", fmt.Errorf("create bin directory: %w", err)
@@ -47,11 +63,11 @@ func BuildLocalCluster(ctx context.Context, root string) (string, error) {
 		return "", fmt.Errorf("take build lock: %w", err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close as well
-	out := filepath.Join(bin, "wavecd-localcluster")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/wavecd-localcluster")
-	cmd.Dir = filepath.Join(root, "localcluster")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build wavecd-localcluster: %w\n%s", err, b)
+	out := filepath.Join(bin, b.name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, b.pkg)
+	cmd.Dir = filepath.Join(root, b.module)
+	if log, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", b.name, err, log)
 	}
 	return out, nil
 }

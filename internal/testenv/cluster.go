@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -24,9 +23,11 @@ type clusterProcess struct {
 
 // startOptions configure startCluster.
 type startOptions struct {
-	Binary  string
-	Dir     string
-	Nodes   int
+	Binary string
+	Dir    string
+	// Args come after `start --dir DIR`: --nodes N, or --config FILE, and
+	// any other flag of the start command.
+	Args    []string
 	Timeout time.Duration
 }
 
@@ -40,7 +41,7 @@ func startCluster(ctx context.Context, o startOptions) (*clusterProcess, error) 
 	if err != nil {
 		return nil, fmt.Errorf("create supervisor log: %w", err)
 	}
-	cmd := exec.Command(o.Binary, "start", "--dir", o.Dir, "--nodes", strconv.Itoa(o.Nodes))
+	cmd := exec.Command(o.Binary, append([]string{"start", "--dir", o.Dir}, o.Args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The parent-death signal fires when the forking thread exits, so fork
 	// from a thread that stays locked for the life of the process.

@@ -11,9 +11,17 @@
 //		...
 //	}
 //
+// A package that needs more than the default two nodes, or process-backed
+// pods running the real wavecd binary, shapes its cluster with Options:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(testenv.MainWith(m, testenv.Options{Wavecd: true}))
+//	}
+//
 // It builds bin/wavecd-localcluster when it is missing or stale (the Go
-// build cache makes an up-to-date build cheap) and fails loudly when the
-// cluster cannot start: tests against the API server are never skipped.
+// build cache makes an up-to-date build cheap), and bin/wavecd too with
+// Options.Wavecd, and fails loudly when the cluster cannot start: tests
+// against the API server are never skipped.
 // The cluster runs as a child of the test process with a parent-death
 // signal, so a test binary killed by a timeout takes the cluster with it.
 package testenv

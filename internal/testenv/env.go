@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,26 @@ type Env struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 	Dynamic    dynamic.Interface
+	// Wavecd is the wavecd binary process-backed pods run (Options.Wavecd),
+	// else empty.
+	Wavecd string
+}
+
+// Options shape a package's cluster; the zero value is the cluster Main
+// starts.
+type Options struct {
+	// Nodes is the number of simulated nodes (default 2). Config replaces it.
+	Nodes int
+	// Config is a wavecd-localcluster config file (node groups, CNI mode,
+	// process definitions), relative to the package directory.
+	Config string
+	// Args are more flags of `wavecd-localcluster start`, for example
+	// --process NAME=COMMAND.
+	Args []string
+	// Wavecd builds bin/wavecd from the current source (under the build
+	// lock) and makes it the executable of pods annotated
+	// localcluster.wavecd.io/process: wavecd.
+	Wavecd bool
 }
 
 var current *Env
@@ -34,8 +56,11 @@ var current *Env
 // Main starts a local cluster, runs the package's tests, stops the cluster
 // and returns the exit code for os.Exit. A cluster that cannot start fails
 // the whole package with the reason.
-func Main(m *testing.M) int {
-	env, stop, err := start(context.Background())
+func Main(m *testing.M) int { return MainWith(m, Options{}) }
+
+// MainWith is Main with a cluster shaped by o.
+func MainWith(m *testing.M, o Options) int {
+	env, stop, err := start(context.Background(), o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
 		return 1
@@ -51,22 +76,16 @@ func Main(m *testing.M) int {
 	return code
 }
 
-func start(ctx context.Context) (*Env, func() error, error) {
-	bin := os.Getenv("WAVECD_LOCALCLUSTER")
-	if bin == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			return nil, nil, err
-		}
-		if bin, err = BuildLocalCluster(ctx, root); err != nil {
-			return nil, nil, err
-		}
+func start(ctx context.Context, o Options) (*Env, func() error, error) {
+	bin, args, wavecd, err := prepare(ctx, o)
+	if err != nil {
+		return nil, nil, err
 	}
 	dir, err := os.MkdirTemp("", "wavecd-testenv-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("create cluster directory: %w", err)
 	}
-	p, err := startCluster(ctx, startOptions{Binary: bin, Dir: dir, Nodes: 2, Timeout: 3 * time.Minute})
+	p, err := startCluster(ctx, startOptions{Binary: bin, Dir: dir, Args: args, Timeout: 3 * time.Minute})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +101,50 @@ func start(ctx context.Context) (*Env, func() error, error) {
 		_ = stop()
 		return nil, nil, err
 	}
+	env.Wavecd = wavecd
 	return env, stop, nil
+}
+
+// prepare builds what o needs and returns the wavecd-localcluster binary,
+// the arguments of its start command after --dir, and the wavecd binary.
+func prepare(ctx context.Context, o Options) (bin string, args []string, wavecd string, err error) {
+	bin = os.Getenv("WAVECD_LOCALCLUSTER")
+	var root string
+	if bin == "" || o.Wavecd {
+		if root, err = RepoRoot(); err != nil {
+			return "", nil, "", err
+		}
+	}
+	if bin == "" {
+		if bin, err = BuildLocalCluster(ctx, root); err != nil {
+			return "", nil, "", err
+		}
+	}
+	if o.Wavecd {
+		if wavecd, err = BuildWavecd(ctx, root); err != nil {
+			return "", nil, "", err
+		}
+	}
+	args, err = startArgs(o, wavecd)
+	return bin, args, wavecd, err
+}
+
+// startArgs are the flags of `wavecd-localcluster start` after --dir.
+func startArgs(o Options, wavecd string) ([]string, error) {
+	var args []string
+	if o.Config != "" {
+		abs, err := filepath.Abs(o.Config)
+		if err != nil {
+			return nil, fmt.Errorf("resolve cluster config: %w", err)
+		}
+		args = []string{"--config", abs}
+	} else {
+		args = []string{"--nodes", strconv.Itoa(cmp.Or(o.Nodes, 2))}
+	}
+	if wavecd != "" {
+		args = append(args, "--process", "wavecd="+wavecd)
+	}
+	return append(args, o.Args...), nil
 }
 
 func newEnv(dir string) (*Env, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -66,8 +67,8 @@ func TestPodRunsInTestNamespace(t *testing.T) {
 
 func TestStartFailsLoudly(t *testing.T) {
 	tests := map[string]startOptions{
-		"missing binary":            {Binary: filepath.Join(t.TempDir(), "no-such-binary"), Nodes: 1, Timeout: 10 * time.Second},
-		"binary that exits at once": {Binary: "/bin/false", Nodes: 1, Timeout: 10 * time.Second},
+		"missing binary":            {Binary: filepath.Join(t.TempDir(), "no-such-binary"), Args: []string{"--nodes", "1"}, Timeout: 10 * time.Second},
+		"binary that exits at once": {Binary: "/bin/false", Args: []string{"--nodes", "1"}, Timeout: 10 * time.Second},
 	}
 	for name, o := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -76,6 +77,41 @@ func TestStartFailsLoudly(t *testing.T) {
 			if err == nil {
 				_ = p.stop()
 				t.Fatal("startCluster succeeded, want an error")
+			}
+		})
+	}
+}
+
+func TestStartArgs(t *testing.T) {
+	abs, err := filepath.Abs("testdata/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		opts   Options
+		wavecd string
+		want   []string
+	}{
+		"zero value: two nodes": {want: []string{"--nodes", "2"}},
+		"nodes":                 {opts: Options{Nodes: 3}, want: []string{"--nodes", "3"}},
+		"config replaces nodes, made absolute": {
+			opts: Options{Nodes: 3, Config: "testdata/cluster.yaml"},
+			want: []string{"--config", abs},
+		},
+		"wavecd binary, then extra flags": {
+			opts:   Options{Wavecd: true, Args: []string{"--node-cpu", "4"}},
+			wavecd: "/repo/bin/wavecd",
+			want:   []string{"--nodes", "2", "--process", "wavecd=/repo/bin/wavecd", "--node-cpu", "4"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := startArgs(tt.opts, tt.wavecd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("start args (-want +got):\n%s", diff)
 			}
 		})
 	}

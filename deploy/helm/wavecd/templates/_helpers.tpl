@@ -113,12 +113,21 @@ imagePullSecrets:
 
 {{/*
 The command lines. Every flag the chart passes to the binary is here, so a
-flag change touches one place (deploy/deploy_test.go checks each against the
-binary's own flag set).
+flag change touches one place (deploy/pods_test.go checks each against the
+binary's own flag set). --namespace is the pod's own, from the downward API
+(wavecd.podNamespaceEnv): the Kustomize base made from this output then
+follows an overlay's namespace.
 */}}
+{{- define "wavecd.podNamespaceEnv" -}}
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end -}}
+
 {{- define "wavecd.controller.args" -}}
 - controller
-- --namespace={{ .Release.Namespace }}
+- --namespace=$(POD_NAMESPACE)
 - --listen=:{{ .Values.controller.containerPort }}
 - --cache-dir=/var/cache/wavecd
 {{- with (index .Values.configs.params "controller.status.processors") }}
@@ -134,7 +143,7 @@ binary's own flag set).
 
 {{- define "wavecd.server.args" -}}
 - server
-- --namespace={{ .Release.Namespace }}
+- --namespace=$(POD_NAMESPACE)
 - --listen=:{{ .Values.server.containerPort }}
 - --cache-dir=/var/cache/wavecd
 {{- if eq (include "wavecd.server.insecure" .) "true" }}

@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+// fieldManager applies what the tests set up.
+const fieldManager = "wavecd-e2e"
+
+// parallel is how many tests run at once unless -test.parallel says
+// otherwise: they mostly wait for the cluster, so more than the default
+// (GOMAXPROCS, often 2) shortens the run without loading the machine.
+const parallel = "6"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", parallel)
+	}
+	code := testenv.MainWith(m, testenv.Options{Wavecd: true})
+	// The cluster has stopped: every host process it ran must be gone.
+	if left := hostProcesses.alive(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: wavecd host processes outlived the cluster: %v\n", left)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// hostProcesses records every wavecd process the tests saw, by namespace.
+var hostProcesses = &processRegistry{byNamespace: map[string][]int{}}
+
+type processRegistry struct {
+	mu          sync.Mutex
+	exe         string
+	byNamespace map[string][]int
+}
+
+func (r *processRegistry) add(exe, ns string, pid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exe = exe
+	for _, p := range r.byNamespace[ns] {
+		if p == pid {
+			return
+		}
+	}
+	r.byNamespace[ns] = append(r.byNamespace[ns], pid)
+}
+
+// alive returns the recorded processes of the namespaces (all when none
+// is given) that still run the wavecd binary.
+func (r *processRegistry) alive(namespaces ...string) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(namespaces) == 0 {
+		for ns := range r.byNamespace {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	var out []int
+	for _, ns := range namespaces {
+		for _, pid := range r.byNamespace[ns] {
+			if runsBinary(pid, r.exe) {
+				out = append(out, pid)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// runsBinary reports whether pid is a live process of exe (a binary that
+// was rebuilt meanwhile reads "exe (deleted)"); a reused pid is not.
+func runsBinary(pid int, exe string) bool {
+	got, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil || !strings.HasPrefix(got, exe) {
+		return false
+	}
+	// A zombie keeps its exe link until reaped; it no longer runs.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// stopsWithNamespace deletes ns when the test ends and waits for its host
+// processes to stop: a deleted pod takes its process with it.
+func stopsWithNamespace(t *testing.T, env *testenv.Env, ns string) {
+	t.Cleanup(func() {
+		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			left := hostProcesses.alive(ns)
+			if len(left) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("host processes %v of namespace %s still run 60s after it was deleted", left, ns)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
+var (
+	crdsOnce sync.Once
+	crdsErr  error
+)
+
+// chartCRDs is where the chart keeps the CRDs it installs.
+const chartCRDs = "../helm/wavecd/files/crds"
+
+// ensureCRDs installs the argoproj.io CRDs once for the package, so that
+// tests installing wavecd side by side do not race to create them (each
+// install then takes them over, as a second install of a real cluster
+// would find them).
+func ensureCRDs(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	crdsOnce.Do(func() { crdsErr = applyCRDs(context.Background(), env) })
+	if crdsErr != nil {
+		t.Fatalf("install CRDs: %v", crdsErr)
+	}
+}
+
+func applyCRDs(ctx context.Context, env *testenv.Env) error {
+	paths, err := filepath.Glob(filepath.Join(chartCRDs, "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		return fmt.Errorf("no CRDs in %s: %v", chartCRDs, err)
+	}
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	var names []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &obj.Object); err != nil {
+			return fmt.Errorf("parse %s: %w", p, err)
+		}
+		if _, err := env.Dynamic.Resource(gvr).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply %s: %w", p, err)
+		}
+		names = append(names, obj.GetName())
+	}
+	return waitEstablished(ctx, env, names, time.Minute)
+}
+
+// waitEstablished waits until the API server serves each CRD.
+func waitEstablished(ctx context.Context, env *testenv.Env, names []string, timeout time.Duration) error {
+	client, err := apiextensions.NewForConfig(env.Config)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for _, name := range names {
+		for {
+			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+			if err == nil && established(crd) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CRD %s not established within %s (%v)", name, timeout, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// eventually polls cond every 200ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; last state:\n%s", what, timeout, state)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
