@@ -77,7 +77,7 @@ func (a *serverAction) Run(ctx context.Context) error {
 	if a.verbose {
 		level = slog.LevelDebug
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level})))
+	setLoggers(a.errOut, level)
 	mirrors, err := parseMirrorFlags(a.mirrors)
 	if err != nil {
 		return err

@@ -6,10 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/wavecd/wavecd/internal/rehearsal"
 )
@@ -92,12 +89,6 @@ func upExit(err error) error {
 	return err
 }
 
-// routeLogs points the process-wide loggers (slog's default, which the
-// controller uses, controller-runtime's and klog) at w, keeping the
-// terminal for the timeline.
-func routeLogs(w io.Writer) {
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
-	slog.SetDefault(slog.New(h))
-	ctrllog.SetLogger(logr.FromSlogHandler(h))
-	klog.SetLogger(logr.FromSlogHandler(h))
-}
+// routeLogs points the process-wide loggers at w, keeping the terminal
+// for the timeline.
+func routeLogs(w io.Writer) { setLoggers(w, slog.LevelInfo) }

@@ -1,0 +1,19 @@
+package cli
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// setLoggers points the process-wide loggers at w: slog's default (which
+// the controller and the server use), controller-runtime's and klog.
+func setLoggers(w io.Writer, level slog.Level) {
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	slog.SetDefault(slog.New(h))
+	ctrllog.SetLogger(logr.FromSlogHandler(h))
+	klog.SetLogger(logr.FromSlogHandler(h))
+}
