@@ -3,7 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
+	"regexp"
 	"sync"
 	"syscall"
 	"testing"
@@ -74,8 +74,8 @@ func TestHAFailover(t *testing.T) {
 		t.Errorf("hook Jobs created %v, want migrate and smoke once each", got)
 	}
 	checkStillRunning(t, env, ns, standby)
-	acquired := fmt.Sprintf(`"Successfully acquired lease" lock=%q`, ns+"/"+controller.LeaderElectionID)
-	if log := processLog(t, env, ns, standby.Pod); !strings.Contains(log, acquired) {
+	acquired := regexp.MustCompile(`(?i)acquired lease"? lock="?` + regexp.QuoteMeta(ns+"/"+controller.LeaderElectionID))
+	if log := processLog(t, env, ns, standby.Pod); !acquired.MatchString(log) {
 		t.Errorf("the standby %s did not log taking the lease:\n%s", standby.Pod, log)
 	}
 	checkKilled(t, env, ns, leader)
