@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
 SHARED ?= ../shared
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
+.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -52,6 +52,26 @@ bin/wavecd-localcluster: FORCE
 
 localcluster-karpenter: ## build Karpenter's KWOK provider (localcluster/bin/karpenter-kwok) and copy its CRDs (localcluster/bin/karpenter-crds/)
 	GO=$(GO) localcluster/karpenter/build.sh localcluster/bin
+
+karpenter: ## build Karpenter's KWOK provider and copy its CRDs next to bin/wavecd-localcluster (bin/karpenter-kwok, bin/karpenter-crds/), for wavecd rehearse
+	GO=$(GO) localcluster/karpenter/build.sh bin
+
+REHEARSE_EXAMPLE ?= examples/calico-karpenter
+RUNS ?= 10
+
+rehearse: build karpenter ## rehearse each scenario of the Calico/Karpenter example once; HTML reports in _artifacts/rehearse/
+	@mkdir -p _artifacts/rehearse
+	@for s in no-health no-health-lbc no-health-lbc-same-wave health-gated static-nodes; do \
+	  bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $$s --report _artifacts/rehearse/$$s.html; \
+	  code=$$?; if [ $$code -ne 0 ] && [ $$code -ne 3 ]; then exit $$code; fi; \
+	done
+
+RACE ?= no-health-lbc
+
+rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS times (default 10), count converged and stalled runs; report in _artifacts/rehearse/race-RACE.html
+	@mkdir -p _artifacts/rehearse
+	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
+	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
 test: build lint test-main test-localcluster conformance ## lint, run every test of both modules and the health conformance suite
 

@@ -106,6 +106,10 @@ const (
 	// ApplicationConditionDependencyWait is wavecd's: a depends-on app is
 	// not yet Synced and Healthy, or the dependencies form a cycle.
 	ApplicationConditionDependencyWait = "DependencyWait"
+	// ApplicationConditionSyncStalled is wavecd's: a running sync's wave
+	// made no progress for the stall timeout while pods it waits on cannot
+	// be scheduled; the message says which and why.
+	ApplicationConditionSyncStalled = "SyncStalled"
 )
 
 // ApplicationCondition is a problem or warning about the app.

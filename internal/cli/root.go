@@ -66,8 +66,11 @@ waves on real child health.`,
 	root.AddCommand(newRenderCommand(s))
 	root.AddCommand(newHealthCommand(s))
 	root.AddCommand(newAppCommand(s))
+	root.AddCommand(newProjCommand(s))
+	root.AddCommand(newClusterCommand(s))
 	root.AddCommand(newUpCommand(s))
 	root.AddCommand(newDownCommand(s))
+	root.AddCommand(newRehearseCommand(s))
 	root.AddCommand(newServerCommand(s))
 	root.AddCommand(newAdminCommand(s))
 	return root

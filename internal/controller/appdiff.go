@@ -66,16 +66,20 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	if err != nil {
 		return nil, err
 	}
+	_, tgt, err := r.targets.resolve(ctx, app)
+	if err != nil {
+		return nil, err
+	}
 	var res *rendered
 	if opts.Local != "" {
-		res, err = r.renderLocal(ctx, app, opts.Local)
+		res, err = r.renderLocal(ctx, tgt, app, opts.Local)
 	} else {
-		res, err = r.renderApp(ctx, app, renderOptions{})
+		res, err = r.renderApp(ctx, app, renderOptions{target: tgt})
 	}
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := r.diffRendered(ctx, app, res, s)
+	cmp, err := r.diffRendered(ctx, tgt, app, res, s)
 	if err != nil {
 		return nil, err
 	}

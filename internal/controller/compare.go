@@ -23,7 +23,6 @@ import (
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
-	"github.com/wavecd/wavecd/internal/render"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -44,12 +43,13 @@ type comparison struct {
 // compare renders the app and compares it with the live objects. A render
 // or Git error is returned as it is: the caller records a condition and
 // leaves every object in place.
-func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *Settings, ro renderOptions) (*comparison, error) {
+func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, ro renderOptions) (*comparison, error) {
+	ro.target = tgt
 	res, err := r.renderApp(ctx, app, ro)
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := r.diffRendered(ctx, app, res, s)
+	cmp, err := r.diffRendered(ctx, tgt, app, res, s)
 	if err != nil {
 		return nil, err
 	}
@@ -59,35 +59,36 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, s *
 
 // diffRendered compares what app rendered to with the live objects its
 // tracking finds.
-func (r *Reconciler) diffRendered(ctx context.Context, app *v1alpha1.Application, res *rendered, s *Settings) (*comparison, error) {
-	desired, err := r.prepareDesired(app, res.Objects, s)
+func (r *Reconciler) diffRendered(ctx context.Context, tgt *target, app *v1alpha1.Application, res *rendered, s *Settings) (*comparison, error) {
+	desired, err := prepareDesired(tgt, app, res.Objects, s)
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.listLive(ctx, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
+	live, err := r.listLive(ctx, tgt, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return nil, err
 	}
 	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live, tracking: trackingOf(s, app.Name)}
-	if err := r.diffAll(ctx, app, cmp); err != nil {
+	if err := r.diffAll(ctx, tgt, app, cmp); err != nil {
 		return nil, err
 	}
 	return cmp, nil
 }
 
-// listLive returns the app's live objects of kinds, from the live cache
-// unless an ignoreDifferences rule needs managedFields, which the cache
-// drops.
-func (r *Reconciler) listLive(ctx context.Context, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) ([]*unstructured.Unstructured, error) {
-	list := r.live.ListTracked
+// listLive returns the app's live objects of kinds in the target, from
+// the live cache unless an ignoreDifferences rule needs managedFields,
+// which the cache drops. Child Applications of the local cluster come from
+// the controller's own cache.
+func (r *Reconciler) listLive(ctx context.Context, tgt *target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) ([]*unstructured.Unstructured, error) {
+	list := tgt.live.ListTracked
 	for _, d := range app.Spec.IgnoreDifferences {
 		if len(d.ManagedFieldsManagers) > 0 {
-			list = r.cluster.ListTracked
+			list = tgt.kube.ListTracked
 		}
 	}
-	r.watchManaged(ctx, kinds)
+	r.watchManaged(ctx, tgt, kinds)
 	others := slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK })
-	if len(others) == len(kinds) || r.cache == nil {
+	if len(others) == len(kinds) || !r.ownsApps(tgt) {
 		others = kinds
 	}
 	var live []*unstructured.Unstructured
@@ -137,12 +138,12 @@ func (r *Reconciler) childApps(ctx context.Context, tracking kube.Tracking) ([]*
 
 // prepareDesired copies the rendered objects, gives namespaced objects
 // without a namespace the destination namespace, and drops what sync skips.
-func (r *Reconciler) prepareDesired(app *v1alpha1.Application, objs []*unstructured.Unstructured, s *Settings) ([]*unstructured.Unstructured, error) {
+func prepareDesired(tgt *target, app *v1alpha1.Application, objs []*unstructured.Unstructured, s *Settings) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
 		o = o.DeepCopy()
 		if o.GetNamespace() == "" {
-			namespaced, err := r.cluster.IsNamespaced(o.GroupVersionKind().GroupKind())
+			namespaced, err := tgt.kube.IsNamespaced(o.GroupVersionKind().GroupKind())
 			if err != nil && !isNoMatch(err) {
 				return nil, err
 			}
@@ -190,7 +191,7 @@ func objKey(o *unstructured.Unstructured) string {
 // diffAll compares every desired object with its live counterpart (in
 // parallel: each may need a dry run and a read), and lists live objects
 // that left Git as extra.
-func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp *comparison) error {
+func (r *Reconciler) diffAll(ctx context.Context, tgt *target, app *v1alpha1.Application, cmp *comparison) error {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.live {
 		liveByKey[objKey(l)] = l
@@ -208,7 +209,7 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 		}
 		live := liveByKey[objKey(d)]
 		g.Go(func() error {
-			results[i] = r.diffOne(gctx, app, d, live, cmp.tracking, ignore)
+			results[i] = diffOne(gctx, tgt, app, d, live, cmp.tracking, ignore)
 			return nil
 		})
 	}
@@ -226,7 +227,7 @@ func (r *Reconciler) diffAll(ctx context.Context, app *v1alpha1.Application, cmp
 		if desiredKeys[objKey(l)] || l.GetOwnerReferences() != nil && isOwnedByTracked(l) {
 			continue
 		}
-		if fresh, changed := r.confirmLive(ctx, l, l, cmp.tracking); changed {
+		if fresh, changed := confirmLive(ctx, tgt, l, l, cmp.tracking); changed {
 			liveByKey[objKey(l)] = fresh
 			if fresh == nil {
 				continue
@@ -263,22 +264,22 @@ type objectDiff struct {
 
 // diffOne compares desired with its cached live copy and, when they
 // differ, with the API server's copy.
-func (r *Reconciler) diffOne(ctx context.Context, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
+func diffOne(ctx context.Context, tgt *target, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
 	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
 	key := objKey(desired)
-	opts := diff.Options{Ignore: ignore, Predictor: r.predictor(app, map[string]*unstructured.Unstructured{key: live})}
+	opts := diff.Options{Ignore: ignore, Predictor: tgt.predictor(app, map[string]*unstructured.Unstructured{key: live})}
 	res := compareOne(ctx, desired, live, opts)
 	if res.Status == diff.OutOfSync {
-		if fresh, changed := r.confirmLive(ctx, desired, live, tracking); changed {
-			opts.Predictor = r.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
+		if fresh, changed := confirmLive(ctx, tgt, desired, live, tracking); changed {
+			opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
 			res = compareOne(ctx, desired, fresh, opts)
-			return r.logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
+			return logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
 		}
 	}
-	return r.logDrift(ctx, objectDiff{res: res, live: live})
+	return logDrift(ctx, objectDiff{res: res, live: live})
 }
 
-func (r *Reconciler) logDrift(ctx context.Context, d objectDiff) objectDiff {
+func logDrift(ctx context.Context, d objectDiff) objectDiff {
 	if d.res.Status == diff.OutOfSync {
 		loggerFrom(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
 	}
@@ -302,11 +303,11 @@ func compareOne(ctx context.Context, desired, live *unstructured.Unstructured, o
 // the latest write yet never reports drift. It returns the object as the
 // API server has it (nil when it is gone or not the app's), and whether
 // that differs from cached.
-func (r *Reconciler) confirmLive(ctx context.Context, obj, cached *unstructured.Unstructured, tracking kube.Tracking) (*unstructured.Unstructured, bool) {
-	if !r.live.Cached(obj.GroupVersionKind().GroupKind()) {
+func confirmLive(ctx context.Context, tgt *target, obj, cached *unstructured.Unstructured, tracking kube.Tracking) (*unstructured.Unstructured, bool) {
+	if !tgt.live.Cached(obj.GroupVersionKind().GroupKind()) {
 		return cached, false
 	}
-	fresh, err := r.cluster.GetOptional(ctx, kube.RefOf(obj))
+	fresh, err := tgt.kube.GetOptional(ctx, kube.RefOf(obj))
 	if err != nil {
 		return cached, false
 	}
@@ -362,18 +363,6 @@ func ignoreRules(in []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
 	return out
 }
 
-// capabilities describes the destination for Helm; unknown on error.
-func (r *Reconciler) capabilities(ctx context.Context) render.Capabilities {
-	r.version.Do(func() {
-		if v, err := r.discovery.ServerVersion(); err == nil {
-			r.kubeVer = v.GitVersion
-		} else {
-			loggerFrom(ctx).Warn("read server version", "err", err)
-		}
-	})
-	return render.Capabilities{KubeVersion: r.kubeVer}
-}
-
 // sameSpec reports whether the last comparison used the app's current spec.
 func sameSpec(c v1alpha1.ComparedTo, app *v1alpha1.Application) bool {
 	src := v1alpha1.ApplicationSource{}
@@ -401,7 +390,7 @@ var _ client.Object = (*v1alpha1.Application)(nil)
 // reused while neither the desired object nor the live one (its
 // resourceVersion) changed, so a periodic refresh of an unchanged app
 // costs no dry run.
-func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstructured.Unstructured) diff.Predictor {
+func (t *target) predictor(app *v1alpha1.Application, live map[string]*unstructured.Unstructured) diff.Predictor {
 	mode := kube.ClientSideApply
 	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true") {
 		mode = kube.ServerSideApply
@@ -410,13 +399,13 @@ func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstr
 		key := objKey(desired)
 		stamp, ok := predictionStamp(desired, live[key], mode)
 		if ok {
-			if p, hit := r.predictions.get(key, stamp); hit {
+			if p, hit := t.predictions.get(key, stamp); hit {
 				return p, nil
 			}
 		}
-		p, err := r.cluster.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live[key]})
+		p, err := t.kube.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live[key]})
 		if err == nil && ok {
-			r.predictions.put(key, stamp, p)
+			t.predictions.put(key, stamp, p)
 		}
 		return p, err
 	})
@@ -426,13 +415,13 @@ func (r *Reconciler) predictor(app *v1alpha1.Application, live map[string]*unstr
 // predictions for those objects: applying the same desired object to what
 // an apply returned changes nothing, so the refresh that follows a sync
 // needs no dry run for them.
-func (r *Reconciler) seedPredictions(plan *wsync.Plan) {
-	for _, t := range plan.Tasks {
-		if t.Type != wsync.TaskApply || t.Object == nil || t.Live == nil || t.Live.GetResourceVersion() == "" {
+func (t *target) seedPredictions(plan *wsync.Plan) {
+	for _, task := range plan.Tasks {
+		if task.Type != wsync.TaskApply || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
 			continue
 		}
-		if stamp, ok := predictionStamp(t.Object, t.Live, t.Settings.Mode); ok {
-			r.predictions.put(objKey(t.Object), stamp, t.Live)
+		if stamp, ok := predictionStamp(task.Object, task.Live, task.Settings.Mode); ok {
+			t.predictions.put(objKey(task.Object), stamp, task.Live)
 		}
 	}
 }

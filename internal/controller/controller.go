@@ -8,8 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,7 +23,7 @@ import (
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -63,6 +63,16 @@ type Options struct {
 	// PprofAddr serves Go's profiling endpoints there when set (off by
 	// default; for benchmarks and debugging).
 	PprofAddr string
+	// Now is the controller's clock for sync windows, conditions and
+	// operation times (default time.Now). Tests move it to cross a sync
+	// window's edge without waiting for the minute cron schedules count in;
+	// timers still run on real time, so a clock that runs at real speed
+	// with an offset keeps every wait right.
+	Now func() time.Time
+	// StallTimeout is how long a sync's wave may make no progress before
+	// it is examined as a stall; it wins over argocd-cm's
+	// wavecd.stall.timeout (default 2m).
+	StallTimeout time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -140,6 +150,9 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 			&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 			&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+			// Cluster Secrets only: the registry of destination clusters.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}},
+				Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
 		}},
 	})
 	if err != nil {
@@ -162,25 +175,21 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 // buildReconciler connects a Reconciler to the cluster cfg points at; c may
 // be a cached client, reader must read from the API server.
 func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, opts Options) (*Reconciler, error) {
-	cluster, err := kube.New(cfg)
+	local, err := newTarget(cfg)
 	if err != nil {
 		return nil, err
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("build discovery client: %w", err)
-	}
 	repos, engine := newEngine(opts, opts.Mirrors)
-	rec := newReconciler(c, reader, cluster, repos, opts)
+	ts := newTargets(cfg, local, cluster.Registry{Reader: c, Namespace: opts.Namespace})
+	rec := newReconciler(c, reader, ts, repos, opts)
 	rec.engine = engine
-	rec.discovery = disco
 	return rec, nil
 }
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
-	c.rec.live.Start(ctx, c.rec.onNewInformer)
+	c.rec.targets.start(ctx, c.rec.onNewInformer)
 	if err := c.rec.loadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -214,6 +223,10 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 	projects := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.AppProject{}), handler.EnqueueRequestsFromMapFunc(r.projectEvents))
 	if err := c.Watch(projects); err != nil {
 		return fmt.Errorf("watch projects: %w", err)
+	}
+	clusters := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.clusterEvents))
+	if err := c.Watch(clusters); err != nil {
+		return fmt.Errorf("watch cluster secrets: %w", err)
 	}
 	return nil
 }

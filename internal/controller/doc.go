@@ -13,6 +13,31 @@
 // in status.operationState after every step, so a new controller (after a
 // crash, or a new leader) resumes a sync where the old one stopped.
 //
+// Destinations (targets.go): an app's destination.server or
+// destination.name resolves through the registered clusters
+// (internal/cluster, the cluster Secrets of the controller's namespace). The
+// in-cluster destination is the local target, built from the controller's
+// own configuration; every other cluster gets a target of its own on first
+// use (clients, a live cache whose informers watch the kinds apps manage
+// there, dry-run predictions, the server version Helm sees), dropped when
+// its Secret goes or its credentials change. A destination that names no
+// registered cluster is an InvalidSpecError; the project's destination
+// rules see the resolved server and name; an app whose cluster is gone is
+// deleted without its objects, as in Argo CD.
+//
+// Sync windows (windows.go, rules in internal/syncwindow): before an
+// automated sync is requested, and before a manual one starts, the
+// project's windows are checked; a held sync gets the SyncWindowWait
+// condition saying until when, and the app is requeued for that instant.
+//
+// A running sync whose wave is stalled (see internal/sync) carries the
+// SyncStalled condition with the operation's message; stall.go tells the
+// sync engine where the node provisioners are: apps whose objects include
+// Karpenter's NodePool or that are annotated wavecd.io/node-provisioner:
+// "true", child Applications a parent has not created yet included (their
+// manifests are rendered), with their parent and wave. The stall timeout is
+// argocd-cm's wavecd.stall.timeout, or Options.StallTimeout.
+//
 // With leader election one replica reconciles; every replica serves HTTP.
 // The controller gives internal/server what it needs: Refresher (in memory
 // on the leader, the refresh annotation elsewhere), Lister, Ready, and

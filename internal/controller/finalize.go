@@ -35,7 +35,17 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 	if fin == "" {
 		return reconcile.Result{}, nil
 	}
-	live, err := r.cluster.ListTracked(ctx, trackingOf(s, app.Name), kube.ListOptions{Kinds: kindsOf(nil, app.Status.Resources)})
+	_, tgt, err := r.targets.resolve(ctx, app)
+	if isDestinationError(err) {
+		// As Argo CD: objects in a cluster that is no longer registered
+		// cannot be deleted; the app goes without them.
+		loggerFrom(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
+		return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	live, err := tgt.kube.ListTracked(ctx, trackingOf(s, app.Name), kube.ListOptions{Kinds: kindsOf(nil, app.Status.Resources)})
 	if err != nil {
 		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
 	}
@@ -43,7 +53,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		if o.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := r.cluster.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
+		if err := tgt.kube.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
 			return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
 		}
 	}
@@ -51,10 +61,14 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		loggerFrom(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
 		return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
 	}
+	return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, app *v1alpha1.Application, fin string) error {
 	base := app.DeepCopy()
 	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == fin })
 	if err := r.patchApp(ctx, app, base); err != nil {
-		return reconcile.Result{}, fmt.Errorf("remove finalizer %s: %w", fin, err)
+		return fmt.Errorf("remove finalizer %s: %w", fin, err)
 	}
-	return reconcile.Result{}, nil
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/kube"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -72,11 +73,23 @@ func (rs *runners) stop(name string) {
 	}
 }
 
+// opRequest is what deciding on and starting an app's sync works with.
+type opRequest struct {
+	app      *v1alpha1.Application
+	proj     *v1alpha1.AppProject
+	dest     *cluster.Cluster
+	target   *target
+	settings *Settings
+}
+
 // handleOperation starts or resumes the app's requested operation, or
-// requests an automated sync when the policy calls for one.
-func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings) error {
+// requests an automated sync when the policy calls for one. A sync that a
+// sync window or a dependency holds back is recorded as a wait condition;
+// the returned duration is when a closed sync window opens (0: no wait).
+func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, error) {
+	app := req.app
 	if r.runners.active(app.Name) {
-		return nil
+		return 0, nil
 	}
 	if app.Operation == nil {
 		op, wait := r.autoSyncOperation(app)
@@ -84,29 +97,35 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 			if wait > 0 {
 				r.requeueAfter(app, wait)
 			}
-			return r.clearDependencyWait(ctx, app)
+			return 0, r.setWait(ctx, app, "", "")
 		}
-		if msg := r.dependencyWait(ctx, app); msg != "" {
-			return r.setCondition(ctx, app, v1alpha1.ApplicationConditionDependencyWait, msg)
+		if wait, msg := r.held(ctx, req, false); msg.typ != "" {
+			return wait, r.setWait(ctx, app, msg.typ, msg.text)
 		}
 		base := app.DeepCopy()
 		app.Operation = op
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
+		clearWaits(&app.Status)
 		if err := r.patchApp(ctx, app, base); err != nil {
-			return fmt.Errorf("request automated sync: %w", err)
+			return 0, fmt.Errorf("request automated sync: %w", err)
 		}
 		loggerFrom(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
 	}
 	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
 		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
 	if !resuming {
-		if msg := r.dependencyWait(ctx, app); msg != "" {
-			return r.setCondition(ctx, app, v1alpha1.ApplicationConditionDependencyWait, msg)
+		if wait, msg := r.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
+			return wait, r.setWait(ctx, app, msg.typ, msg.text)
 		}
-		if err := r.clearDependencyWait(ctx, app); err != nil {
-			return err
+		if err := r.setWait(ctx, app, "", ""); err != nil {
+			return 0, err
 		}
 	}
+	return 0, r.startRunner(ctx, req)
+}
+
+// startRunner runs the app's operation in a runner of its own.
+func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
+	app := req.app
 	runCtx, cancel := context.WithCancel(withLogger(r.base(), loggerFrom(ctx)))
 	if !r.runners.start(app.Name, cancel) {
 		cancel()
@@ -121,22 +140,58 @@ func (r *Reconciler) handleOperation(ctx context.Context, app *v1alpha1.Applicat
 		cancel()
 		return client.IgnoreNotFound(err)
 	}
-	go r.runOperation(runCtx, fresh, proj, s)
+	req.app = fresh
+	go r.runOperation(runCtx, req)
 	return nil
 }
 
-func (r *Reconciler) clearDependencyWait(ctx context.Context, app *v1alpha1.Application) error {
-	for _, c := range app.Status.Conditions {
-		if c.Type == v1alpha1.ApplicationConditionDependencyWait {
-			base := app.DeepCopy()
-			clearCondition(&app.Status, v1alpha1.ApplicationConditionDependencyWait)
-			if err := r.patchApp(ctx, app, base); err != nil {
-				return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionDependencyWait, err)
-			}
-			return nil
+// waitMessage is a wait condition to record.
+type waitMessage struct{ typ, text string }
+
+// held says why a sync may not start now (a sync window, then the app's
+// dependencies), with how long until the window opens; zero when it may.
+func (r *Reconciler) held(ctx context.Context, req opRequest, manual bool) (time.Duration, waitMessage) {
+	if wait, msg := r.windowWait(req, manual); msg != "" {
+		return wait, waitMessage{typ: ConditionSyncWindowWait, text: msg}
+	}
+	if msg := r.dependencyWait(ctx, req.app); msg != "" {
+		return 0, waitMessage{typ: v1alpha1.ApplicationConditionDependencyWait, text: msg}
+	}
+	return 0, waitMessage{}
+}
+
+// waitConditions are the conditions that say why a sync has not started.
+var waitConditions = []string{ConditionSyncWindowWait, v1alpha1.ApplicationConditionDependencyWait}
+
+// setWait records the wait condition typ with message text, dropping the
+// other wait conditions; typ "" drops them all. It writes only when
+// something changes.
+func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) error {
+	base := app.DeepCopy()
+	for _, c := range waitConditions {
+		if c != typ {
+			clearCondition(&app.Status, c)
 		}
 	}
+	if typ != "" && (!hasCondition(app, typ) || conditionMessage(app, typ) != text) {
+		setCondition(&app.Status, typ, text, r.now())
+	}
+	if reflect.DeepEqual(base.Status.Conditions, app.Status.Conditions) {
+		return nil
+	}
+	if err := r.patchApp(ctx, app, base); err != nil {
+		return fmt.Errorf("write wait condition: %w", err)
+	}
+	if typ != "" {
+		loggerFrom(ctx).Info("sync waits", "condition", typ, "message", text)
+	}
 	return nil
+}
+
+func clearWaits(st *v1alpha1.ApplicationStatus) {
+	for _, c := range waitConditions {
+		clearCondition(st, c)
+	}
 }
 
 func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Application) string {

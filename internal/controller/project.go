@@ -13,11 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
 // InClusterServer is the destination URL of the cluster the controller runs in.
-const InClusterServer = "https://kubernetes.default.svc"
+const InClusterServer = cluster.InClusterServer
 
 // getProject reads the app's AppProject, creating the permissive `default`
 // project when it is the one named and missing (as Argo CD does).
@@ -48,18 +49,19 @@ func getProject(ctx context.Context, c client.Client, namespace, name string) (*
 }
 
 // checkSpec returns the reasons the project forbids the app's sources and
-// destination; none means permitted.
-func checkSpec(proj *v1alpha1.AppProject, app *v1alpha1.Application) []string {
+// its destination, dest being the registered cluster the destination
+// names; none means permitted.
+func checkSpec(proj *v1alpha1.AppProject, app *v1alpha1.Application, dest *cluster.Cluster) []string {
 	var problems []string
 	for _, src := range app.Spec.GetSources() {
 		if !repoPermitted(proj, src.RepoURL) {
 			problems = append(problems, fmt.Sprintf("application repo %s is not permitted in project '%s'", src.RepoURL, proj.Name))
 		}
 	}
-	dest := app.Spec.Destination
-	if !destinationPermitted(proj, dest) {
+	namespace := app.Spec.Destination.Namespace
+	if !destinationPermitted(proj, dest, namespace) {
 		problems = append(problems, fmt.Sprintf("application destination server '%s' and namespace '%s' do not match any of the allowed destinations in project '%s'",
-			destServer(dest), dest.Namespace, proj.Name))
+			dest.Server, namespace, proj.Name))
 	}
 	return problems
 }
@@ -74,18 +76,13 @@ func repoPermitted(proj *v1alpha1.AppProject, repoURL string) bool {
 	return false
 }
 
-func destServer(d v1alpha1.ApplicationDestination) string {
-	if d.Server == "" && (d.Name == "in-cluster" || d.Name == "") {
-		return InClusterServer
-	}
-	return d.Server
-}
-
-func destinationPermitted(proj *v1alpha1.AppProject, d v1alpha1.ApplicationDestination) bool {
+// destinationPermitted matches the project's destinations against the
+// resolved cluster: by server URL or by name, and by namespace.
+func destinationPermitted(proj *v1alpha1.AppProject, dest *cluster.Cluster, namespace string) bool {
 	for _, allowed := range proj.Spec.Destinations {
-		serverOK := allowed.Server != "" && glob(allowed.Server, destServer(d))
-		nameOK := allowed.Name != "" && glob(allowed.Name, d.Name)
-		if (serverOK || nameOK) && glob(allowed.Namespace, d.Namespace) {
+		serverOK := allowed.Server != "" && glob(allowed.Server, dest.Server)
+		nameOK := allowed.Name != "" && dest.Name != "" && glob(allowed.Name, dest.Name)
+		if (serverOK || nameOK) && glob(allowed.Namespace, namespace) {
 			return true
 		}
 	}

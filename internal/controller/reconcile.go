@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -20,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -30,45 +28,44 @@ const AnnotationRefresh = "argocd.argoproj.io/refresh"
 
 // Reconciler reconciles one Application per call.
 type Reconciler struct {
-	client      client.Client
-	apiReader   client.Reader
-	cluster     *kube.Cluster
-	repos       *source.Repos
-	engine      *render.Engine
-	opts        Options
-	ctrl        controller.Controller
-	refreshes   *refreshSet
-	runners     *runners
-	live        *kube.LiveCache
-	written     written
-	settings    settingsCache
-	now         func() time.Time
-	discovery   discovery.DiscoveryInterface
-	cache       cache.Cache
-	credsMu     stdsync.Mutex
-	credsAt     time.Time
-	predictions predictionCache
-	metrics     metrics
-	version     stdsync.Once
-	kubeVer     string
-	events      chan event.GenericEvent
-	baseMu      stdsync.Mutex
-	baseCtx     context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+	client    client.Client
+	apiReader client.Reader
+	// targets are the destination clusters, the local one first.
+	targets   *targets
+	repos     *source.Repos
+	engine    *render.Engine
+	opts      Options
+	ctrl      controller.Controller
+	refreshes *refreshSet
+	runners   *runners
+	written   written
+	settings  settingsCache
+	now       func() time.Time
+	cache     cache.Cache
+	credsMu   stdsync.Mutex
+	credsAt   time.Time
+	metrics   metrics
+	events    chan event.GenericEvent
+	baseMu    stdsync.Mutex
+	baseCtx   context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
 // newReconciler builds a Reconciler; c may be a cached client, reader
 // must read from the API server.
-func newReconciler(c client.Client, reader client.Reader, cluster *kube.Cluster, repos *source.Repos, opts Options) *Reconciler {
+func newReconciler(c client.Client, reader client.Reader, targets *targets, repos *source.Repos, opts Options) *Reconciler {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
 	return &Reconciler{
-		client: c, apiReader: reader, cluster: cluster, repos: repos,
+		client: c, apiReader: reader, targets: targets, repos: repos,
 		engine:    render.NewEngine(render.EngineOptions{Repos: repos}),
 		opts:      opts,
 		metrics:   metrics{m: opts.Metrics},
 		refreshes: &refreshSet{marks: map[string]bool{}},
 		runners:   &runners{running: map[string]context.CancelFunc{}},
-		live:      kube.NewLiveCache(cluster),
 		events:    make(chan event.GenericEvent, 256),
-		now:       time.Now,
+		now:       now,
 	}
 }
 
@@ -111,21 +108,34 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}
-	if problems := checkSpec(proj, app); len(problems) > 0 {
+	dest, tgt, err := r.targets.resolve(ctx, app)
+	if isDestinationError(err) {
+		// A cluster Secret that appears later reconciles the app at once.
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if problems := checkSpec(proj, app, dest); len(problems) > 0 {
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 	}
 	if err := r.clearInvalidSpec(ctx, app); err != nil {
 		return reconcile.Result{}, err
 	}
 	if kind := r.needsRefresh(app, settings); kind != noRefresh {
-		if err := r.refresh(ctx, app, proj, settings, kind); err != nil {
+		if err := r.refresh(ctx, tgt, app, proj, settings, kind); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.handleOperation(ctx, app, proj, settings); err != nil {
+	wait, err := r.handleOperation(ctx, opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings})
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: r.nextRefresh(app, settings)}, nil
+	next := r.nextRefresh(app, settings)
+	if wait > 0 && (next == 0 || wait < next) {
+		next = wait
+	}
+	return reconcile.Result{RequeueAfter: next}, nil
 }
 
 // refreshKind is whether and how an app is compared again.

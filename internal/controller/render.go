@@ -22,6 +22,17 @@ type rendered struct {
 type renderOptions struct {
 	// fresh renders again instead of reading the render cache.
 	fresh bool
+	// target is the destination whose version Helm sees (nil: the local
+	// cluster).
+	target *target
+}
+
+// targetOr returns t, or the local target when t is nil.
+func (r *Reconciler) targetOr(t *target) *target {
+	if t == nil {
+		return r.targets.local
+	}
+	return t
 }
 
 // renderApp resolves every Git source of app to a commit, timing the
@@ -44,7 +55,7 @@ func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application, r
 			src.TargetRevision = sha
 		}
 	}
-	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: r.capabilities(ctx), Fresh: ro.fresh})
+	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: r.targetOr(ro.target).capabilities(ctx), Fresh: ro.fresh})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +102,7 @@ func (r *Reconciler) sourceTypes(ctx context.Context, app *v1alpha1.Application)
 
 // renderLocal renders the folder dir in place of the app's single source,
 // as `argocd app diff --local` does: dir is the source's path on disk.
-func (r *Reconciler) renderLocal(ctx context.Context, app *v1alpha1.Application, dir string) (*rendered, error) {
+func (r *Reconciler) renderLocal(ctx context.Context, tgt *target, app *v1alpha1.Application, dir string) (*rendered, error) {
 	if app.Spec.Source == nil {
 		return nil, errors.New("a local folder can replace the source of a single-source application only")
 	}
@@ -102,7 +113,7 @@ func (r *Reconciler) renderLocal(ctx context.Context, app *v1alpha1.Application,
 	src := *app.Spec.Source.DeepCopy()
 	src.RepoURL, src.Path, src.Chart, src.TargetRevision = dir, ".", "", ""
 	res, err := r.engine.Render(ctx, &render.Request{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src, Tree: tree, Capabilities: r.capabilities(ctx),
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src, Tree: tree, Capabilities: tgt.capabilities(ctx),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", dir, err)

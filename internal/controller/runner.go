@@ -14,7 +14,8 @@ import (
 
 // runOperation runs the app's operation to its end, retrying as the retry
 // strategy allows, and saves progress after every step.
-func (r *Reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings) {
+func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
+	app := req.app
 	defer func() {
 		r.runners.done(app.Name)
 		r.refreshes.mark(app.Name, false)
@@ -33,7 +34,7 @@ func (r *Reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		if !resuming {
 			st = &wsync.State{}
 		}
-		revision, err := r.syncOnce(ctx, app, proj, s, opState, st)
+		revision, err := r.syncOnce(ctx, req, opState, st)
 		if errors.Is(err, context.Canceled) {
 			log.Info("sync interrupted; a new controller resumes it")
 			return
@@ -50,13 +51,13 @@ func (r *Reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 }
 
 // syncOnce renders the app at the operation's revision and runs one sync.
-func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings,
-	opState *v1alpha1.OperationState, st *wsync.State) (string, error) {
+func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alpha1.OperationState, st *wsync.State) (string, error) {
+	app, tgt, s := req.app, req.target, req.settings
 	op := opState.Operation.Sync
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	res, err := r.renderApp(ctx, operationTarget(app, op), renderOptions{})
+	res, err := r.renderApp(ctx, operationTarget(app, op), renderOptions{target: tgt})
 	if err != nil {
 		return "", fmt.Errorf("render: %w", err)
 	}
@@ -64,19 +65,19 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 	if len(res.Revisions) > 0 {
 		revision = res.Revisions[0]
 	}
-	desired, err := r.prepareDesired(app, res.Objects, s)
+	desired, err := prepareDesired(tgt, app, res.Objects, s)
 	if err != nil {
 		return revision, err
 	}
-	if err := r.checkObjects(proj, desired); err != nil {
+	if err := checkObjects(tgt, req.proj, desired); err != nil {
 		return revision, err
 	}
-	live, err := r.listLive(ctx, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
+	live, err := r.listLive(ctx, tgt, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return revision, err
 	}
 	desired, live = selectResources(op.Resources, desired, live)
-	opts, err := r.syncOptions(app, op, s, revision)
+	opts, err := r.syncOptions(tgt, app, op, s, revision)
 	if err != nil {
 		return revision, err
 	}
@@ -87,19 +88,19 @@ func (r *Reconciler) syncOnce(ctx context.Context, app *v1alpha1.Application, pr
 	if err != nil {
 		return revision, err
 	}
-	exec, err := wsync.NewExecutor(r.cluster, plan, opts)
+	exec, err := wsync.NewExecutor(tgt.kube, plan, opts)
 	if err != nil {
 		return revision, err
 	}
 	err = exec.Run(ctx, st)
-	r.seedPredictions(plan)
+	tgt.seedPredictions(plan)
 	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
 		return revision, fmt.Errorf("waiting for pruning confirmation: %w", err)
 	}
 	return revision, err
 }
 
-func (r *Reconciler) syncOptions(app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
+func (r *Reconciler) syncOptions(tgt *target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
 	list := append(v1alpha1.SyncOptions{}, op.SyncOptions...)
 	if app.Spec.SyncPolicy != nil {
 		list = append(append(v1alpha1.SyncOptions{}, app.Spec.SyncPolicy.SyncOptions...), op.SyncOptions...)
@@ -115,7 +116,8 @@ func (r *Reconciler) syncOptions(app *v1alpha1.Application, op *v1alpha1.SyncOpe
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
 		Health:    s.Assessor, WaveDelay: s.WaveDelay, IgnoreDifferences: ignoreRules(app.Spec.IgnoreDifferences),
-		Scope: r.cluster, DryRuns: &r.predictions,
+		Scope: tgt.kube, DryRuns: &tgt.predictions,
+		StallTimeout: s.StallTimeout, NodeProvisioners: r.nodeProvisioners,
 	}, nil
 }
 
@@ -124,9 +126,9 @@ func isAutomatedOp(app *v1alpha1.Application) bool {
 }
 
 // checkObjects applies the project's resource lists before anything is applied.
-func (r *Reconciler) checkObjects(proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
+func checkObjects(tgt *target, proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
 	for _, o := range desired {
-		namespaced, err := r.cluster.IsNamespaced(o.GroupVersionKind().GroupKind())
+		namespaced, err := tgt.kube.IsNamespaced(o.GroupVersionKind().GroupKind())
 		if err != nil {
 			namespaced = o.GetNamespace() != ""
 		}
@@ -164,7 +166,11 @@ func (r *Reconciler) saveProgress(ctx context.Context, app *v1alpha1.Application
 	opState.SyncResult = syncResult(st, revision, app)
 	opState.WavecdState = encodeState(st)
 	snapshot := opState.DeepCopy()
-	if err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
+	err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) {
+		a.Status.OperationState = snapshot
+		markStalled(&a.Status, st, r.now())
+	})
+	if err != nil {
 		loggerFrom(ctx).Warn("save sync progress", "err", err)
 	}
 }
@@ -208,6 +214,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) {
 		a.Status.OperationState = snapshot
 		a.Operation = nil
+		markStalled(&a.Status, st, r.now())
 		if snapshot.Phase == v1alpha1.OperationSucceeded && !snapshot.Operation.Sync.DryRun {
 			addHistory(a, snapshot, revision)
 		}

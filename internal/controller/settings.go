@@ -18,6 +18,7 @@ const (
 	keyMirrors             = "wavecd.mirrors"
 	keyWaveDelay           = "wavecd.sync.waveDelay"
 	keyInstallationID      = "installationID"
+	keyStallTimeout        = "wavecd.stall.timeout"
 	defaultReconcileTimout = 120 * time.Second
 )
 
@@ -32,7 +33,11 @@ type Settings struct {
 	// WaveDelay is an extra pause between waves (0: advance on the event;
 	// "2s" gives Argo CD's behaviour).
 	WaveDelay time.Duration
-	Assessor  *health.Assessor
+	// StallTimeout is how long a sync's wave may make no progress before
+	// it is examined as a stall (wavecd.stall.timeout; the controller
+	// option wins; 2m by default).
+	StallTimeout time.Duration
+	Assessor     *health.Assessor
 }
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
@@ -50,6 +55,9 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 			return nil, fmt.Errorf("argocd-cm key %s: %w", keyWaveDelay, err)
 		}
 		s.WaveDelay = d
+	}
+	if err := s.parseStallTimeout(data, opts); err != nil {
+		return nil, err
 	}
 	switch m := strings.TrimSpace(data[keyTrackingMethod]); m {
 	case "", "annotation":

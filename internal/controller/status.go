@@ -19,7 +19,7 @@ var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.Appli
 
 // refresh compares the app and writes the result into its status. A failed
 // comparison keeps the last known resources and sets ComparisonError.
-func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
+func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
 	base := app.DeepCopy()
 	delete(app.Annotations, AnnotationRefresh)
 	if len(base.Annotations) != len(app.Annotations) {
@@ -28,7 +28,7 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 		}
 		base = app.DeepCopy()
 	}
-	cmp, err := r.compare(ctx, app, s, renderOptions{fresh: kind == hardRefresh})
+	cmp, err := r.compare(ctx, tgt, app, s, renderOptions{fresh: kind == hardRefresh})
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened
 	}
@@ -47,6 +47,7 @@ func (r *Reconciler) refresh(ctx context.Context, app *v1alpha1.Application, _ *
 	} else {
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
 		r.applyComparison(app, cmp, now)
+		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
 	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("write status: %w", err)

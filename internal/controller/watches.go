@@ -15,17 +15,23 @@ import (
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// watchManaged makes the live cache watch the kinds an app manages: a
-// change to one of its objects refreshes the app at once (no polling), and
-// later refreshes read the app's objects from memory. Kinds nobody uses are
-// never watched.
-func (r *Reconciler) watchManaged(ctx context.Context, kinds []schema.GroupKind) {
-	// Child Applications are read from the controller's own cache.
-	kinds = slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK && r.cache != nil })
-	if err := r.live.Ensure(kinds); err != nil {
-		loggerFrom(ctx).Warn("watch managed kinds", "err", err)
+// watchManaged makes the target's live cache watch the kinds an app
+// manages there: a change to one of its objects refreshes the app at once
+// (no polling), and later refreshes read the app's objects from memory.
+// Kinds nobody uses are never watched.
+func (r *Reconciler) watchManaged(ctx context.Context, tgt *target, kinds []schema.GroupKind) {
+	if r.ownsApps(tgt) {
+		// Child Applications are read from the controller's own cache.
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK })
+	}
+	if err := tgt.live.Ensure(kinds); err != nil {
+		loggerFrom(ctx).Warn("watch managed kinds", "server", tgt.server, "err", err)
 	}
 }
+
+// ownsApps reports whether the controller's own Application cache holds
+// the target's Applications: the local cluster's, once the controller runs.
+func (r *Reconciler) ownsApps(tgt *target) bool { return tgt.local && r.cache != nil }
 
 // onNewInformer routes a new informer's events to the apps its objects
 // belong to.

@@ -151,3 +151,12 @@ func (c *Cluster) GetOptional(ctx context.Context, ref Ref) (*unstructured.Unstr
 	}
 	return obj, err
 }
+
+// ServerVersion returns the API server's version, e.g. v1.35.0.
+func (c *Cluster) ServerVersion() (string, error) {
+	v, err := c.discovery.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("read server version: %w", err)
+	}
+	return v.GitVersion, nil
+}

@@ -93,6 +93,13 @@ func (c localCluster) start(ctx context.Context, nodes int) error {
 	return err
 }
 
+// startConfig starts a new cluster from a configuration file (node groups,
+// CNI mode, processes).
+func (c localCluster) startConfig(ctx context.Context, config string) error {
+	_, err := c.run(ctx, "start", "--config", config, "--detach")
+	return err
+}
+
 func (c localCluster) stop(ctx context.Context) error {
 	if _, err := os.Stat(c.dir); errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -20,7 +20,23 @@
 //
 // Down stops the local cluster and removes the workspace.
 //
-// What the package does not own: reconciling Applications
-// (internal/controller), the local control plane itself (localcluster/),
-// Git access for the controller (internal/source).
+// Rehearse (`wavecd rehearse DIR --scenario NAME`) runs one scenario of a
+// repository on fresh local clusters, one per run, each in its own folder,
+// and stops each cluster when its run ends. A scenario (scenarios/NAME.yaml,
+// scenario.go) is a value file of the root Application's Helm chart whose
+// rehearsal: key names the settings, the cluster configuration, the files
+// from bin/ to add to the served snapshot (Karpenter's CRDs), webhooks the
+// rehearsal serves in place of pods the API server cannot reach
+// (webhook.go), and values drawn from each run's seed. A run is judged
+// (judge.go) converged when every app settles, stalled when an app carries
+// the controller's SyncStalled condition and nothing changes any more (or
+// nothing changes at all), timed out otherwise; the Report (report.go) holds
+// each run's verdict, reason, apps and node and pod counts (sampler.go), and
+// prints as a text summary, JSON, or a self-contained HTML page with
+// timeline charts (chart.go, report_html.go).
+//
+// What the package does not own: reconciling Applications and deciding
+// that a sync stalled (internal/controller, internal/sync), the local
+// control plane itself (localcluster/), Git access for the controller
+// (internal/source).
 package rehearsal

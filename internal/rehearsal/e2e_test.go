@@ -18,17 +18,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/controller"
-	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // example is the seed demo, relative to this package.
@@ -46,16 +42,7 @@ type rehearsalEnv struct {
 
 func newRehearsalEnv(t *testing.T) *rehearsalEnv {
 	t.Helper()
-	bin := os.Getenv(LocalClusterEnv)
-	if bin == "" {
-		root, err := testenv.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bin, err = testenv.BuildLocalCluster(t.Context(), root); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := localClusterBinary(t)
 	repo, err := filepath.Abs(example)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +54,7 @@ func newRehearsalEnv(t *testing.T) *rehearsalEnv {
 			t.Errorf("down: %v", err)
 		}
 	})
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard()) // API warnings about Argo CD's finalizer name
+	silenceClientLogs()
 	return e
 }
 

@@ -3,9 +3,11 @@ package rehearsal
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/server"
 )
@@ -82,12 +84,19 @@ func catchUp(p *printer, t *tracker, events <-chan observation, listed func() bo
 	}
 }
 
-// startController runs the controller in process until ctx ends or the
-// returned stop is called; stop waits for it. An exit of its own is sent
-// to fatal.
+// startController runs the controller in process, with the
+// ApplicationSet controller beside it, until ctx ends or the returned stop
+// is called; stop waits for it. An exit of its own is sent to fatal.
 func (u *Up) startController(ctx context.Context, s *session, fatal chan<- error) (stop func(), err error) {
 	ctrl, err := controller.New(s.cfg, controller.Options{Namespace: Namespace, Mirrors: s.mirrors, CacheDir: s.ws.Cache()})
 	if err != nil {
+		return nil, err
+	}
+	sets, err := appset.New(s.cfg, appset.Options{Namespace: Namespace, Mirrors: s.mirrors, CacheDir: filepath.Join(s.ws.Cache(), "applicationsets")})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctrl.Add(sets); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)

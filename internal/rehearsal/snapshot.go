@@ -35,6 +35,10 @@ type SnapshotOptions struct {
 	Exclude []string
 	// Branches are created besides main, all at the snapshot commit.
 	Branches []string
+	// Extra adds files that are not in Src: a path in the snapshot
+	// (slash-separated, its parent folder present in Src) to a file or
+	// folder on disk, which replaces anything at that path.
+	Extra map[string]string
 }
 
 // Snapshot writes the files of a folder as one commit into a new bare Git
@@ -48,7 +52,7 @@ func Snapshot(opts SnapshotOptions) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create snapshot repository: %w", err)
 	}
-	w := &treeWriter{objects: repo.Storer, exclude: opts.Exclude}
+	w := &treeWriter{objects: repo.Storer, exclude: opts.Exclude, extra: opts.Extra}
 	root, err := w.writeDir(opts.Src, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("snapshot %s: %w", opts.Src, err)
@@ -74,6 +78,7 @@ func Snapshot(opts SnapshotOptions) (string, error) {
 type treeWriter struct {
 	objects storer.EncodedObjectStorer
 	exclude []string
+	extra   map[string]string
 }
 
 type encoder interface {
@@ -98,10 +103,11 @@ func (w *treeWriter) writeDir(dir string, rel []string, patterns []gitignore.Pat
 		return plumbing.ZeroHash, err
 	}
 	tree := &object.Tree{}
+	extra := w.extraIn(rel)
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		child := append(append([]string{}, rel...), e.Name())
-		if w.skip(path, e) || matcher.Match(child, e.IsDir()) {
+		if _, replaced := extra[e.Name()]; replaced || w.skip(path, e) || matcher.Match(child, e.IsDir()) {
 			continue
 		}
 		entry, ok, err := w.writeEntry(path, child, e, patterns)
@@ -112,8 +118,40 @@ func (w *treeWriter) writeDir(dir string, rel []string, patterns []gitignore.Pat
 			tree.Entries = append(tree.Entries, entry)
 		}
 	}
+	for name, src := range extra {
+		entry, ok, err := w.writeExtra(src, append(slices.Clip(rel), name))
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if ok {
+			tree.Entries = append(tree.Entries, entry)
+		}
+	}
 	sort.Sort(object.TreeEntrySorter(tree.Entries))
 	return w.store(tree)
+}
+
+// extraIn returns the extra files whose parent is the folder rel, by name.
+func (w *treeWriter) extraIn(rel []string) map[string]string {
+	out := map[string]string{}
+	for target, src := range w.extra {
+		parts := strings.Split(strings.Trim(target, "/"), "/")
+		if slices.Equal(parts[:len(parts)-1], rel) {
+			out[parts[len(parts)-1]] = src
+		}
+	}
+	return out
+}
+
+// writeExtra writes the file or folder src at rel in the snapshot.
+func (w *treeWriter) writeExtra(src string, rel []string) (object.TreeEntry, bool, error) {
+	info, err := os.Stat(src)
+	if err != nil {
+		return object.TreeEntry{}, false, err
+	}
+	entry, ok, err := w.writeEntry(src, rel, fs.FileInfoToDirEntry(info), nil)
+	entry.Name = rel[len(rel)-1]
+	return entry, ok, err
 }
 
 func (w *treeWriter) skip(path string, e fs.DirEntry) bool {

@@ -127,3 +127,59 @@ func TestServeRepo(t *testing.T) {
 		t.Errorf("a Git working tree is served as %s at %s, commit %s", inPlace.kind, inPlace.path, inPlace.revision)
 	}
 }
+
+// TestSnapshotAddsExtraFiles adds a folder from elsewhere under another
+// name, replacing what the source holds at that path.
+func TestSnapshotAddsExtraFiles(t *testing.T) {
+	src, extra := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"charts/k/Chart.yaml":    "name: k\n",
+		"charts/k/crds/old.yaml": "old\n",
+	})
+	writeFiles(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
+	dst := filepath.Join(t.TempDir(), "repo")
+	_, err := Snapshot(SnapshotOptions{Src: src, Dst: dst, Extra: map[string]string{
+		"charts/k/crds": filepath.Join(extra, "karpenter-crds"),
+		"top.txt":       filepath.Join(extra, "one.txt"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := snapshotFiles(t, dst)
+	want := map[string]string{
+		"charts/k/Chart.yaml":  "name: k\n",
+		"charts/k/crds/a.yaml": "a\n",
+		"charts/k/crds/b.yaml": "b\n",
+		"top.txt":              "1\n",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snapshot files (-want +got):\n%s", diff)
+	}
+}
+
+// snapshotFiles reads every file of a snapshot's HEAD: path -> content.
+func snapshotFiles(t *testing.T, dst string) map[string]string {
+	t.Helper()
+	repos := source.NewRepos(source.ReposOptions{Mirrors: source.Mirrors{"https://example.com/r": dst}})
+	sha, err := repos.Resolve(t.Context(), "https://example.com/r", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := repos.Tree(t.Context(), "https://example.com/r", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	err = fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := tree.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

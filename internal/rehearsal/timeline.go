@@ -44,6 +44,11 @@ type appTrack struct {
 	workloads    map[string]bool // "Kind namespace/name" of its objects
 	syncedAt     time.Duration
 	healthyAt    time.Duration
+	createdAt    time.Duration    // first seen
+	firstSyncAt  time.Duration    // first sync running; -1 before
+	stalledAt    time.Duration    // SyncStalled condition set; -1 when not
+	settledAt    time.Duration    // Synced, Healthy, no sync since; -1 when not
+	children     map[string]int64 // child Applications in its resources, by wave
 	synced       bool
 	healthy      bool
 	gone         bool
@@ -72,10 +77,15 @@ type tracker struct {
 func newTracker(start time.Time, roots []string) *tracker {
 	t := &tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start}
 	for _, r := range roots {
-		t.apps[r] = &appTrack{name: r, root: true, conditions: map[string]string{}, syncedAt: -1, healthyAt: -1, gone: true}
+		t.apps[r] = newAppTrack(r, true)
 		t.order = append(t.order, r)
 	}
 	return t
+}
+
+func newAppTrack(name string, root bool) *appTrack {
+	return &appTrack{name: name, root: root, conditions: map[string]string{}, gone: true,
+		syncedAt: -1, healthyAt: -1, createdAt: -1, firstSyncAt: -1, stalledAt: -1, settledAt: -1}
 }
 
 // line is one timeline entry.
@@ -112,7 +122,7 @@ func (t *tracker) observe(o observation) []line {
 func (t *tracker) app(name string) *appTrack {
 	a, ok := t.apps[name]
 	if !ok {
-		a = &appTrack{name: name, conditions: map[string]string{}, syncedAt: -1, healthyAt: -1, gone: true}
+		a = newAppTrack(name, false)
 		t.apps[name] = a
 		t.order = append(t.order, name)
 	}
@@ -132,6 +142,9 @@ func (t *tracker) observeApp(o observation) []string {
 	var out []string
 	if a.gone {
 		a.gone = false
+		if a.createdAt < 0 {
+			a.createdAt = o.at.Sub(t.start)
+		}
 		a.wave = o.app.Annotations[syncWaveAnnotation]
 		what := "created"
 		if o.initial {
@@ -169,8 +182,35 @@ func (a *appTrack) update(app *v1alpha1.Application, at time.Duration) []string 
 	a.sync, a.health, a.healthMsg = sync, health, st.Health.Message
 	a.noteTransitions(at)
 	out = append(out, a.updateOperation(st.OperationState)...)
+	if a.running && a.firstSyncAt < 0 {
+		a.firstSyncAt = at
+	}
 	out = append(out, a.updateBlocker(st.Resources)...)
-	return append(out, a.updateConditions(st.Conditions)...)
+	out = append(out, a.updateConditions(st.Conditions)...)
+	a.noteRun(st.Resources, at)
+	return out
+}
+
+// noteRun records when the app stalled and settled, and its children.
+func (a *appTrack) noteRun(resources []v1alpha1.ResourceStatus, at time.Duration) {
+	switch _, stalled := a.conditions[v1alpha1.ApplicationConditionSyncStalled]; {
+	case stalled && a.stalledAt < 0:
+		a.stalledAt = at
+	case !stalled:
+		a.stalledAt = -1
+	}
+	switch settled := a.synced && a.healthy && !a.running && !a.operation; {
+	case settled && a.settledAt < 0:
+		a.settledAt = at
+	case !settled:
+		a.settledAt = -1
+	}
+	a.children = map[string]int64{}
+	for _, r := range resources {
+		if r.Group == v1alpha1.Group && r.Kind == v1alpha1.ApplicationKind {
+			a.children[r.Name] = r.SyncWave
+		}
+	}
 }
 
 // updateBlocker reports what an app that is not Healthy waits on outside

@@ -60,6 +60,16 @@
 //     "Deployment app/web: 0/1 ready; pod web-x Pending: 0/2 nodes are
 //     available: ...". As in Argo CD, a last step without hooks is not
 //     waited for: a sync with one wave and no hooks is done once applied.
+//     wavecd also says when a wait is stuck rather than slow: when the
+//     message has not changed for Options.StallTimeout (2 minutes by
+//     default) and pods the step waits on are Pending because the scheduler
+//     cannot place them (the pods of a workload, or of the workloads a child
+//     Application lists as not Healthy), the state's Stalled field and its
+//     message say "stalled: " and why: the step and app, the object, the
+//     pod, the scheduler's reason, and where the node provisioners are
+//     (Options.NodeProvisioners, e.g. "no node provisioner is running;
+//     karpenter is in wave 1 of root"). The sync goes on waiting; progress
+//     clears it. The controller turns it into the SyncStalled condition.
 //  5. Failure: an object that fails to apply, a Degraded object or a failed
 //     hook fails the sync; running hooks are let finish, then the SyncFail
 //     hooks run and are waited for, and the sync ends Failed.

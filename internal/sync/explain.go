@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,28 +75,10 @@ func readyCount(obj *unstructured.Unstructured) string {
 // scheduled, then one whose container waits (crash loop, image pull), then
 // a failed one, then one not ready.
 func (w *waiter) podReason(obj *unstructured.Unstructured) string {
-	raw, ok, _ := unstructured.NestedMap(obj.Object, "spec", "selector")
-	if !ok {
-		return "no pods yet"
-	}
-	var ls metav1.LabelSelector
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
-		return "no pods yet"
-	}
-	selector, err := metav1.LabelSelectorAsSelector(&ls)
-	if err != nil {
-		return "no pods yet"
-	}
-	var pods []*unstructured.Unstructured
-	for _, p := range w.pods {
-		if p.GetNamespace() == obj.GetNamespace() && selector.Matches(labels.Set(p.GetLabels())) {
-			pods = append(pods, p)
-		}
-	}
+	pods := w.podsOf(obj)
 	if len(pods) == 0 {
 		return "no pods yet"
 	}
-	slices.SortFunc(pods, func(a, b *unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
 	best, rank := "", 99
 	for _, p := range pods {
 		if r, reason := podProblem(p); r < rank {
@@ -107,6 +90,63 @@ func (w *waiter) podReason(obj *unstructured.Unstructured) string {
 	}
 	return best
 }
+
+// selectorOf returns a workload's pod selector; nil when it has none.
+func selectorOf(obj *unstructured.Unstructured) labels.Selector {
+	raw, ok, _ := unstructured.NestedMap(obj.Object, "spec", "selector")
+	if !ok {
+		return nil
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
+		return nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil
+	}
+	return selector
+}
+
+// podsOf returns the watched pods of a workload, by name.
+func (w *waiter) podsOf(obj *unstructured.Unstructured) []*unstructured.Unstructured {
+	selector := selectorOf(obj)
+	if selector == nil {
+		return nil
+	}
+	var pods []*unstructured.Unstructured
+	for _, p := range w.pods {
+		if p.GetNamespace() == obj.GetNamespace() && selector.Matches(labels.Set(p.GetLabels())) {
+			pods = append(pods, p)
+		}
+	}
+	slices.SortFunc(pods, func(a, b *unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return pods
+}
+
+// listPods reads the pods of a workload the wait does not watch (one of a
+// child Application's) from the API server.
+func (w *waiter) listPods(ctx context.Context, obj *unstructured.Unstructured) []*unstructured.Unstructured {
+	selector := selectorOf(obj)
+	if selector == nil {
+		return nil
+	}
+	ri, err := w.e.cluster.ResourceFor(podGVK, obj.GetNamespace())
+	if err != nil {
+		return nil
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil
+	}
+	out := make([]*unstructured.Unstructured, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out
+}
+
+var getOptions = metav1.GetOptions{}
 
 // podProblem ranks what is wrong with a pod (lower is more telling) and
 // describes it; rank 99 when nothing is.

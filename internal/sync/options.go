@@ -152,6 +152,12 @@ type Options struct {
 	OnProgress func(State)
 	// OnEvent is called with every event the executor records.
 	OnEvent func(Event)
+	// StallTimeout is how long a wait may make no progress before it is
+	// examined as a stall (DefaultStallTimeout when 0, never when negative).
+	StallTimeout time.Duration
+	// NodeProvisioners, when set, tells a stall whose pods cannot be
+	// scheduled which apps deploy a node provisioner and where they are.
+	NodeProvisioners NodeProvisionerFinder
 }
 
 // DryRunCache knows dry runs that succeeded: applying desired over live

@@ -99,7 +99,10 @@ type State struct {
 	// DryRunDone is set once every task passed its dry run.
 	DryRunDone bool `json:"dryRunDone,omitempty"`
 	// Failure is set when the sync failed; SyncFail hooks then run.
-	Failure string      `json:"failure,omitempty"`
+	Failure string `json:"failure,omitempty"`
+	// Stalled says why the current step is stalled: it made no progress
+	// for the stall timeout and pods it waits on cannot be scheduled.
+	Stalled string      `json:"stalled,omitempty"`
 	Tasks   []TaskState `json:"tasks"`
 }
 

@@ -51,6 +51,7 @@ type waiter struct {
 	gone    map[string]bool
 	pods    map[string]*unstructured.Unstructured
 	message string
+	stall   *stallClock
 }
 
 // waitStep waits until every task of a step is done, or one failed. The
@@ -65,7 +66,7 @@ func (e *Executor) waitStep(ctx context.Context, st *State, step []int) error {
 		return nil
 	}
 	e.events.add(ctx, Event{Time: at, Type: EventWaveHealthy, SyncPhase: st.SyncPhase, Wave: st.Wave})
-	st.Message = ""
+	st.Message, st.Stalled = "", ""
 	if e.opts.WaveDelay > 0 {
 		select {
 		case <-ctx.Done():
@@ -127,10 +128,16 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 	if err := w.watch(ctx, updates); err != nil {
 		return time.Time{}, err
 	}
+	w.stall = newStallClock(w.e.opts.StallTimeout)
+	defer w.stall.stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
+		case <-w.stall.C():
+			if w.stall.due() {
+				w.examineStall(ctx)
+			}
 		case u := <-updates:
 			w.record(u)
 			for drained := false; !drained; {
@@ -358,10 +365,13 @@ func (w *waiter) report(ctx context.Context, waiting []string) {
 		return
 	}
 	w.message = message
+	if w.stall != nil {
+		w.stall.moved()
+	}
 	if w.st.ID == "" {
 		return
 	}
-	w.st.Message = message
+	w.st.Message, w.st.Stalled = message, ""
 	w.e.events.add(ctx, Event{Type: EventWaiting, SyncPhase: w.st.SyncPhase, Wave: w.st.Wave, Message: message})
 	w.e.progress(w.st)
 }

@@ -1,0 +1,209 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// judge decides how a rehearse run ends:
+//
+//   - converged: every app Synced and Healthy with no sync running, for
+//     settleFor;
+//   - stalled: an app carries the engine's SyncStalled condition (a wave
+//     made no progress for the stall timeout while its pods cannot be
+//     scheduled) and neither the apps nor the nodes and pods changed since
+//     for the grace period, so a provisioner that is at work is given its
+//     time; or nothing at all changed for twice the stall timeout;
+//   - timed out: neither within timeout.
+type judge struct {
+	stallTimeout time.Duration
+	settleFor    time.Duration
+	timeout      time.Duration
+
+	verdict   Verdict
+	at        time.Time
+	settledAt time.Time
+	reason    string
+}
+
+// grace is how long a stall must hold with nothing changing.
+func (j *judge) grace() time.Duration { return min(10*time.Second, j.stallTimeout/2) }
+
+// loop prints the timeline until the run is judged or ctx ends.
+func (j *judge) loop(ctx context.Context, p *printer, t *tracker, s *sampler, events <-chan observation, fatal <-chan error) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	deadline := p.start.Add(j.timeout)
+	for {
+		select {
+		case <-ctx.Done():
+			p.say("interrupted")
+			return ctx.Err()
+		case err := <-fatal:
+			return err
+		case o := <-events:
+			for _, l := range t.observe(o) {
+				p.print(l)
+			}
+		case now := <-tick.C:
+			if j.decide(now, t, s.lastActivity(), deadline) {
+				p.say("%s", j.line(p.start))
+				return nil
+			}
+		}
+	}
+}
+
+// decide judges the run at now; true once it is over.
+func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) bool {
+	if len(t.unsettled()) == 0 {
+		if j.settledAt.IsZero() {
+			j.settledAt = now
+		}
+		if now.Sub(j.settledAt) >= j.settleFor {
+			j.verdict, j.at = Converged, j.settledAt
+			return true
+		}
+		return false
+	}
+	j.settledAt = time.Time{}
+	last := t.lastChange
+	if activity.After(last) {
+		last = activity
+	}
+	quiet := now.Sub(last)
+	if stalls := stalledApps(t); len(stalls) > 0 && quiet >= j.grace() {
+		j.verdict, j.at = Stalled, t.start.Add(earliestStall(t))
+		j.reason = stalls[0].Message
+		return true
+	}
+	if quiet >= 2*j.stallTimeout {
+		j.verdict, j.at = Stalled, last
+		j.reason = fmt.Sprintf("nothing changed for %s", quiet.Round(time.Second))
+		return true
+	}
+	if !now.Before(deadline) {
+		j.verdict, j.at = TimedOut, now
+		j.reason = "not settled within " + j.timeout.String()
+		return true
+	}
+	return false
+}
+
+func (j *judge) line(start time.Time) string {
+	at := j.at.Sub(start).Seconds()
+	switch j.verdict {
+	case Converged:
+		return fmt.Sprintf("converged at %.1fs: every app Synced and Healthy, no sync running", at)
+	case Stalled:
+		return fmt.Sprintf("stalled at %.1fs: %s", at, j.reason)
+	}
+	return j.reason
+}
+
+// result fills a run's verdict and apps from what the judge and the
+// tracker know.
+func (j *judge) result(res RunResult, t *tracker, end float64) RunResult {
+	res.Verdict = j.verdict
+	if res.Verdict == "" {
+		res.Verdict = TimedOut
+		j.at = t.start.Add(time.Duration(end * float64(time.Second)))
+		j.reason = "interrupted"
+	}
+	res.At = round1(j.at.Sub(t.start).Seconds())
+	res.End = round1(end)
+	if res.Verdict != Converged {
+		res.Reason = stripStalled(j.reason)
+		res.StalledApps = stalledApps(t)
+		res.Waiting = t.unsettled()
+	}
+	res.Apps = appRecords(t)
+	return res
+}
+
+// appRecords lists the apps the run saw, roots first, then by wave, and
+// after them the child Applications a parent wants but never created.
+func appRecords(t *tracker) []AppRecord {
+	var out []AppRecord
+	seen := map[string]bool{}
+	for _, a := range t.summaryOrder() {
+		seen[a.name] = true
+		out = append(out, AppRecord{
+			Name: a.name, Root: a.root, Wave: a.waveNumber(), Sync: a.sync, Health: a.health,
+			Created: secondsOf(a.createdAt), SyncStarted: secondsOf(a.firstSyncAt),
+			Healthy: healthySeconds(a), Settled: secondsOf(a.settledAt), Stalled: secondsOf(a.stalledAt),
+		})
+	}
+	var missing []AppRecord
+	for _, name := range t.order {
+		for child, wave := range t.apps[name].children {
+			if !seen[child] {
+				seen[child] = true
+				missing = append(missing, AppRecord{Name: child, Wave: int(wave), Created: -1, SyncStarted: -1,
+					Healthy: -1, Settled: -1, Stalled: -1})
+			}
+		}
+	}
+	sort.Slice(missing, func(i, j int) bool {
+		if missing[i].Wave != missing[j].Wave {
+			return missing[i].Wave < missing[j].Wave
+		}
+		return missing[i].Name < missing[j].Name
+	})
+	return append(out, missing...)
+}
+
+// stalledApps lists the apps with a SyncStalled condition: apps other
+// than the roots first (their reason names the workload itself), by name.
+func stalledApps(t *tracker) []AppStall {
+	var out []AppStall
+	var roots []AppStall
+	for _, name := range t.order {
+		a := t.apps[name]
+		msg, ok := a.conditions[v1alpha1.ApplicationConditionSyncStalled]
+		if !ok || a.gone {
+			continue
+		}
+		s := AppStall{App: name, Message: stripStalled(msg)}
+		if a.root {
+			roots = append(roots, s)
+		} else {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].App < out[j].App })
+	return append(out, roots...)
+}
+
+// earliestStall is when the first SyncStalled condition appeared.
+func earliestStall(t *tracker) time.Duration {
+	first := time.Duration(-1)
+	for _, a := range t.apps {
+		if a.stalledAt >= 0 && (first < 0 || a.stalledAt < first) {
+			first = a.stalledAt
+		}
+	}
+	return max(first, 0)
+}
+
+func stripStalled(msg string) string { return strings.TrimPrefix(msg, "stalled: ") }
+
+func secondsOf(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return round1(d.Seconds())
+}
+
+// healthySeconds is when the app last turned Healthy, -1 when it is not.
+func healthySeconds(a *appTrack) float64 {
+	if !a.healthy {
+		return -1
+	}
+	return secondsOf(a.healthyAt)
+}

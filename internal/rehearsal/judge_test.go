@@ -1,0 +1,84 @@
+package rehearsal
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+func stalledCondition(msg string) func(*v1alpha1.Application) {
+	return func(a *v1alpha1.Application) {
+		a.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionSyncStalled, Message: "stalled: " + msg}}
+	}
+}
+
+func TestJudgeDecide(t *testing.T) {
+	settled := status("Synced", "Healthy")
+	stalledCalico := both(status("OutOfSync", "Missing"), running("stalled: wave 0 of calico waits on X", ""), stalledCondition("wave 0 of calico waits on X"))
+	stalledRoot := both(status("OutOfSync", "Healthy"), running("stalled: wave 0 of root waits on Y", ""), stalledCondition("wave 0 of root waits on Y"))
+	waiting := both(status("OutOfSync", "Missing"), running("waiting for X", ""))
+	at := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+	tests := map[string]struct {
+		events   []observation
+		now      float64
+		activity float64 // last node or pod change, seconds
+		want     Verdict // "" while the run goes on
+		wantAt   float64
+		reason   string
+	}{
+		"settled for long enough": {
+			events: []observation{appAt("root", 1, settled), appAt("calico", 2, settled)},
+			now:    5, want: Converged, wantAt: 3,
+		},
+		"a stall, quiet for the grace period": {
+			events: []observation{appAt("root", 1, stalledRoot), appAt("calico", 21, stalledCalico)},
+			now:    32, want: Stalled, wantAt: 1, reason: "wave 0 of calico waits on X",
+		},
+		"a stall while nodes still change": {
+			events: []observation{appAt("calico", 21, stalledCalico)},
+			now:    32, activity: 25,
+		},
+		"nothing changes at all": {
+			events: []observation{appAt("calico", 1, waiting)},
+			now:    45, want: Stalled, wantAt: 1, reason: "nothing changed for 44s",
+		},
+		"out of time": {
+			events: []observation{appAt("calico", 1, waiting)},
+			now:    100, activity: 99, want: TimedOut, wantAt: 100, reason: "not settled within 1m40s",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tr := newTracker(t0, []string{"root"})
+			for _, o := range tc.events {
+				tr.observe(o)
+			}
+			j := &judge{stallTimeout: 20 * time.Second, settleFor: 2 * time.Second, timeout: 100 * time.Second}
+			deadline := t0.Add(j.timeout)
+			var done bool
+			// The judge looks every 200ms; settling needs two looks.
+			for _, now := range []float64{tc.now - 2, tc.now} {
+				done = j.decide(at(now), tr, at(tc.activity), deadline)
+			}
+			got := struct {
+				Verdict Verdict
+				At      float64
+				Reason  string
+			}{}
+			if done {
+				got.Verdict, got.At, got.Reason = j.verdict, j.at.Sub(t0).Seconds(), j.reason
+			}
+			want := struct {
+				Verdict Verdict
+				At      float64
+				Reason  string
+			}{tc.want, tc.wantAt, tc.reason}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("judged (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

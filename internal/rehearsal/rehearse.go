@@ -1,0 +1,174 @@
+package rehearsal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Defaults of `wavecd rehearse`.
+const (
+	DefaultRehearseStallTimeout = 20 * time.Second
+	DefaultRehearseTimeout      = 100 * time.Second
+)
+
+// Rehearse runs one scenario of a repository on fresh local clusters and
+// reports how each run ended: `wavecd rehearse`. Zero fields take the
+// defaults of the command's flags.
+type Rehearse struct {
+	// Out receives the timeline and the summary, or the JSON report.
+	Out io.Writer
+	// Dir is the repository: a folder with scenarios/<name>.yaml.
+	Dir string
+	// Scenario names the scenario.
+	Scenario string
+	// Runs is how many runs, each on a new cluster (default 1).
+	Runs int
+	// Seed is the first run's seed; run i uses Seed+i-1 (default 1).
+	Seed int64
+	// Report, when set, is where the HTML report is written.
+	Report string
+	// StallTimeout is the controller's stall timeout (default 20s).
+	StallTimeout time.Duration
+	// Timeout bounds each run from the root's apply (default 100s).
+	Timeout time.Duration
+	// JSON prints the report as JSON instead of the timeline and summary.
+	JSON bool
+	// Workspace holds one folder per run (default .wavecd/rehearse).
+	Workspace string
+	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
+	LocalCluster string
+	// RouteLogs, when set, receives each run's controller log file; see Up.
+	RouteLogs func(w io.Writer)
+	// Inspect, when set, is called after each run with its cluster, before
+	// the cluster stops and once the controller has: tests read the
+	// cluster's state there.
+	Inspect func(ctx context.Context, run int, cfg *rest.Config) error
+}
+
+// NotConvergedError reports a rehearsal with runs that did not converge.
+// The CLI exits with ExitNotSettled.
+type NotConvergedError struct {
+	Scenario string
+	Summary  Summary
+}
+
+func (e *NotConvergedError) Error() string {
+	return fmt.Sprintf("scenario %s: %d of %d runs did not converge", e.Scenario, e.Summary.Runs-e.Summary.Converged, e.Summary.Runs)
+}
+
+func (r *Rehearse) defaults() {
+	if r.Out == nil {
+		r.Out = io.Discard
+	}
+	if r.Dir == "" {
+		r.Dir = "."
+	}
+	if r.Runs <= 0 {
+		r.Runs = 1
+	}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	if r.StallTimeout <= 0 {
+		r.StallTimeout = DefaultRehearseStallTimeout
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultRehearseTimeout
+	}
+	if r.Workspace == "" {
+		r.Workspace = filepath.Join(DefaultWorkspace, "rehearse")
+	}
+}
+
+// Run runs the scenario's runs one after the other, prints the summary
+// (or the JSON report), writes the HTML report, and returns the report
+// with a *NotConvergedError when a run did not converge.
+func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
+	r.defaults()
+	dir, err := filepath.Abs(r.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", r.Dir, err)
+	}
+	s, err := LoadScenario(dir, r.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	if r.LocalCluster == "" {
+		if r.LocalCluster, err = FindLocalCluster(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.checkNeeds(filepath.Dir(r.LocalCluster)); err != nil {
+		return nil, err
+	}
+	base, err := filepath.Abs(r.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("resolve workspace %s: %w", r.Workspace, err)
+	}
+	rep := &Report{Scenario: s.Name, Description: s.Description, Expect: s.Expect}
+	timeline := r.Out
+	if r.JSON {
+		timeline = nil
+	}
+	for i := 1; i <= r.Runs; i++ {
+		o := runOptions{
+			dir: dir, scenario: s, run: i, seed: r.Seed + int64(i) - 1,
+			ws:     Workspace{Dir: filepath.Join(base, fmt.Sprintf("%s-%d", s.Name, i))},
+			binary: r.LocalCluster, stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
+			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect,
+		}
+		if timeline != nil && r.Runs > 1 {
+			fmt.Fprintf(timeline, "\n== run %d of %d (seed %d)\n", i, r.Runs, o.seed)
+		}
+		res, err := runScenario(ctx, o)
+		if err != nil {
+			return rep, fmt.Errorf("run %d: %w", i, err)
+		}
+		rep.Runs = append(rep.Runs, res)
+	}
+	rep.Summary = summarize(rep.Runs)
+	if err := r.output(rep); err != nil {
+		return rep, err
+	}
+	if !rep.AllConverged() {
+		return rep, &NotConvergedError{Scenario: s.Name, Summary: rep.Summary}
+	}
+	return rep, nil
+}
+
+// output prints the summary or the JSON report and writes the HTML one.
+func (r *Rehearse) output(rep *Report) error {
+	if r.Report != "" {
+		f, err := os.Create(r.Report)
+		if err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		err = WriteHTML(f, rep)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write report %s: %w", r.Report, err)
+		}
+	}
+	if r.JSON {
+		enc := json.NewEncoder(r.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintln(r.Out)
+	if err := rep.WriteSummary(r.Out); err != nil {
+		return err
+	}
+	if r.Report != "" {
+		fmt.Fprintf(r.Out, "report: %s\n", displayPath(r.Report))
+	}
+	return nil
+}

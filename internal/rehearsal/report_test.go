@@ -1,0 +1,142 @@
+package rehearsal
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// fixtures returns the YAML files of a testdata folder, by case name.
+func fixtures(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/%s: %v", dir, err)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = b
+	}
+	return out
+}
+
+// TestReportSummaryGolden prints the text summary of each report in
+// testdata/report and compares it with the .golden file beside it.
+func TestReportSummaryGolden(t *testing.T) {
+	for name, b := range fixtures(t, "report") {
+		t.Run(name, func(t *testing.T) {
+			var rep Report
+			if err := yaml.UnmarshalStrict(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			rep.Summary = summarize(rep.Runs)
+			var out bytes.Buffer
+			if err := rep.WriteSummary(&out); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "report", name+".golden")
+			if *update {
+				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden file (run with -update to create it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+				t.Errorf("summary mismatch (-want +got):\n%s", diff)
+			}
+			var html bytes.Buffer
+			if err := WriteHTML(&html, &rep); err != nil {
+				t.Fatalf("HTML report: %v", err)
+			}
+			for _, banned := range []string{"<script", "http://", "https://", "@import", "url(http"} {
+				if strings.Contains(html.String(), banned) {
+					t.Errorf("HTML report holds %q: it must be self-contained", banned)
+				}
+			}
+		})
+	}
+}
+
+// chartCase is one case of testdata/chart: a run and the chart model wanted.
+type chartCase struct {
+	Run  RunResult `json:"run"`
+	Want struct {
+		Rows     []appRow          `json:"rows"`
+		VerdictX float64           `json:"verdictX"`
+		Ticks    []string          `json:"ticks"`
+		Lines    map[string]string `json:"lines"`
+	} `json:"want"`
+}
+
+func TestBuildCharts(t *testing.T) {
+	for name, b := range fixtures(t, "chart") {
+		t.Run(name, func(t *testing.T) {
+			var tc chartCase
+			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			apps := buildAppChart(tc.Run)
+			ignore := cmpopts.IgnoreFields(appRow{}, "Y", "Title")
+			if diff := cmp.Diff(tc.Want.Rows, apps.Rows, ignore, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			if apps.VerdictX != tc.Want.VerdictX {
+				t.Errorf("verdict at x=%g, want %g", apps.VerdictX, tc.Want.VerdictX)
+			}
+			var ticks []string
+			for _, tk := range apps.Ticks {
+				ticks = append(ticks, tk.Label)
+			}
+			if diff := cmp.Diff(tc.Want.Ticks, ticks); diff != "" {
+				t.Errorf("ticks (-want +got):\n%s", diff)
+			}
+			lines := map[string]string{}
+			for _, l := range buildSeriesChart(tc.Run).Lines {
+				if _, ok := tc.Want.Lines[l.Class]; ok {
+					lines[l.Class] = l.Points
+				}
+			}
+			if diff := cmp.Diff(tc.Want.Lines, lines); diff != "" {
+				t.Errorf("series (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	for name, tc := range map[string]struct {
+		runs []RunResult
+		want Summary
+	}{
+		"none": {want: Summary{}},
+		"mixed": {
+			runs: []RunResult{
+				{Verdict: Converged, At: 20.04}, {Verdict: Stalled, At: 21.6}, {Verdict: Converged, At: 18},
+				{Verdict: Converged, At: 30}, {Verdict: TimedOut, At: 100}, {Verdict: Converged, At: 25},
+			},
+			want: Summary{Runs: 6, Converged: 4, Stalled: 1, TimedOut: 1, ConvergedIn: []float64{18, 22.5, 30}, StalledAt: []float64{21.6, 21.6, 21.6}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, summarize(tc.runs)); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,349 @@
+package rehearsal
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// runOptions configure one run of a scenario.
+type runOptions struct {
+	// dir is the repository, scenario one of its scenarios.
+	dir      string
+	scenario *Scenario
+	run      int
+	seed     int64
+	ws       Workspace
+	// binary is wavecd-localcluster.
+	binary       string
+	stallTimeout time.Duration
+	timeout      time.Duration
+	settleFor    time.Duration
+	// out receives the timeline.
+	out       io.Writer
+	routeLogs func(io.Writer)
+	inspect   func(ctx context.Context, run int, cfg *rest.Config) error
+}
+
+// stagedRun is a run's inputs, ready before any cluster starts.
+type stagedRun struct {
+	root     []*unstructured.Unstructured
+	settings []*unstructured.Unstructured
+	mirrors  source.Mirrors
+	cluster  string // absolute path of the cluster configuration, or ""
+	drawn    map[string]string
+}
+
+// runScenario runs a scenario once on a new local cluster in o.ws and
+// stops that cluster before it returns.
+func runScenario(ctx context.Context, o runOptions) (res RunResult, err error) {
+	st, err := stage(o)
+	if err != nil {
+		return res, err
+	}
+	log, err := os.Create(o.ws.ControllerLog())
+	if err != nil {
+		return res, fmt.Errorf("create controller log: %w", err)
+	}
+	defer log.Close()
+	if o.routeLogs != nil {
+		o.routeLogs(log)
+	}
+	cl := localCluster{binary: o.binary, dir: o.ws.Cluster()}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if stopErr := cl.stop(stopCtx); stopErr != nil && err == nil {
+			err = stopErr
+		}
+		_ = os.RemoveAll(o.ws.Cluster())
+	}()
+	cfg, err := startRunCluster(ctx, cl, st.cluster, o.ws)
+	if err != nil {
+		return res, err
+	}
+	b, err := newBootstrap(cfg, Namespace)
+	if err != nil {
+		return res, err
+	}
+	if err := b.installCRDs(ctx); err != nil {
+		return res, err
+	}
+	if err := b.ensureNamespace(ctx); err != nil {
+		return res, err
+	}
+	if err := b.applySettings(ctx, st.settings); err != nil {
+		return res, err
+	}
+	res, err = follow(ctx, o, st, cfg, b)
+	if err == nil && o.inspect != nil {
+		err = o.inspect(ctx, o.run, cfg)
+	}
+	return res, err
+}
+
+// stage snapshots the repository with the scenario's files, reads the
+// settings and prepares the root manifest with the scenario's values.
+func stage(o runOptions) (*stagedRun, error) {
+	if err := os.RemoveAll(o.ws.Dir); err != nil {
+		return nil, fmt.Errorf("remove the last run's workspace: %w", err)
+	}
+	if err := o.ws.ensure(); err != nil {
+		return nil, err
+	}
+	s := o.scenario
+	st := &stagedRun{drawn: s.draw(o.seed)}
+	root, err := readRoot(filepath.Join(o.dir, s.Root), Namespace)
+	if err != nil {
+		return nil, err
+	}
+	st.root = root
+	extra := map[string]string{}
+	binDir := filepath.Dir(o.binary)
+	for _, f := range s.Files {
+		extra[filepath.ToSlash(f.To)] = filepath.Join(binDir, f.From)
+	}
+	if _, err := Snapshot(SnapshotOptions{
+		Src: o.dir, Dst: o.ws.Repo(), Exclude: []string{o.ws.Dir, filepath.Join(o.dir, DefaultWorkspace)},
+		Branches: rootBranches(root), Extra: extra,
+	}); err != nil {
+		return nil, err
+	}
+	st.mirrors = rootMirrors(root, o.ws.Repo())
+	if s.Settings != "" {
+		if st.settings, err = readSettings(filepath.Join(o.dir, s.Settings), Namespace); err != nil {
+			return nil, err
+		}
+	}
+	if s.Cluster != "" {
+		st.cluster = filepath.Join(o.dir, s.Cluster)
+	}
+	return st, nil
+}
+
+// startRunCluster starts the run's cluster and returns its client config.
+func startRunCluster(ctx context.Context, cl localCluster, config string, ws Workspace) (*rest.Config, error) {
+	var err error
+	if config != "" {
+		err = cl.startConfig(ctx, config)
+	} else {
+		err = cl.start(ctx, 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.copyKubeconfig(ws.Kubeconfig()); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", ws.Kubeconfig())
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", ws.Kubeconfig(), err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// follow runs the webhooks, the controller and the watches, applies the
+// root and judges the run.
+func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, b *bootstrap) (RunResult, error) {
+	res := RunResult{Run: o.run, Seed: o.seed, Drawn: st.drawn}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return res, fmt.Errorf("build client: %w", err)
+	}
+	values := map[string]any{}
+	for path, v := range st.drawn {
+		setPath(values, path, v)
+	}
+	hooks, err := startWebhooks(client, o.scenario.Webhooks, values)
+	defer func() {
+		for _, h := range hooks {
+			h.stop()
+		}
+	}()
+	if err != nil {
+		return res, err
+	}
+	root, err := scenarioRoot(st.root, o.scenario, values)
+	if err != nil {
+		return res, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	events := make(chan observation, 1024)
+	if _, err := watchCluster(watchCtx, cfg, Namespace, events); err != nil {
+		return res, err
+	}
+	fatal := make(chan error, 1)
+	stopController, err := startController(ctx, cfg, st.mirrors, o, fatal)
+	if err != nil {
+		return res, err
+	}
+	defer stopController()
+	rec := &timelineRecorder{out: o.out}
+	p := &printer{out: rec, start: time.Now()}
+	t := newTracker(p.start, rootNames(root))
+	smp := newSampler(client, p.start)
+	go smp.run(watchCtx)
+	if err := b.applyRoot(ctx, root); err != nil {
+		return res, err
+	}
+	p.say("run %d (seed %d): root applied", o.run, o.seed)
+	j := judge{stallTimeout: o.stallTimeout, settleFor: o.settleFor, timeout: o.timeout}
+	err = j.loop(ctx, p, t, smp, events, fatal)
+	end := time.Since(p.start).Seconds()
+	res = j.result(res, t, end)
+	res.Samples = smp.result(round1(end))
+	res.Timeline = rec.lines
+	for _, h := range hooks {
+		refused, _ := h.calls()
+		res.WebhookRefused += refused
+	}
+	return res, err
+}
+
+// startWebhooks serves the scenario's webhooks and sets each one's url and
+// caBundle in values.
+func startWebhooks(client kubernetes.Interface, specs []ScenarioWebhook, values map[string]any) ([]*webhookServer, error) {
+	var hooks []*webhookServer
+	for _, spec := range specs {
+		h, err := startWebhook(client, spec)
+		if err != nil {
+			return hooks, err
+		}
+		hooks = append(hooks, h)
+		setPath(values, spec.Values+".url", h.url)
+		setPath(values, spec.Values+".caBundle", base64.StdEncoding.EncodeToString(h.caBundle))
+	}
+	return hooks, nil
+}
+
+// startController runs the controller in process until ctx ends or stop
+// is called; an exit of its own is sent to fatal.
+func startController(ctx context.Context, cfg *rest.Config, mirrors source.Mirrors, o runOptions, fatal chan<- error) (stop func(), err error) {
+	ctrl, err := controller.New(cfg, controller.Options{
+		Namespace: Namespace, Mirrors: mirrors, CacheDir: o.ws.Cache(), StallTimeout: o.stallTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := ctrl.Start(ctx)
+		if ctx.Err() == nil {
+			fatal <- fmt.Errorf("controller stopped: %w", err)
+		}
+	}()
+	return func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(controllerStopTimeout):
+		}
+	}, nil
+}
+
+func rootNames(root []*unstructured.Unstructured) []string {
+	var names []string
+	for _, a := range rootApps(root) {
+		names = append(names, a.GetName())
+	}
+	return names
+}
+
+// scenarioRoot returns the root manifest with the scenario's value file
+// added to each root Application's Helm valueFiles and values merged into
+// its valuesObject.
+func scenarioRoot(objs []*unstructured.Unstructured, s *Scenario, values map[string]any) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		o = o.DeepCopy()
+		out = append(out, o)
+		if !isApplication(o) {
+			continue
+		}
+		path, _, _ := unstructured.NestedString(o.Object, "spec", "source", "path")
+		rel, err := filepath.Rel(filepath.FromSlash(path), s.Path)
+		if err != nil {
+			return nil, fmt.Errorf("root %s: scenario %s relative to %s: %w", o.GetName(), s.Path, path, err)
+		}
+		files, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "source", "helm", "valueFiles")
+		files = append(files, filepath.ToSlash(rel))
+		if err := unstructured.SetNestedStringSlice(o.Object, files, "spec", "source", "helm", "valueFiles"); err != nil {
+			return nil, fmt.Errorf("root %s: %w", o.GetName(), err)
+		}
+		if len(values) == 0 {
+			continue
+		}
+		obj, _, _ := unstructured.NestedMap(o.Object, "spec", "source", "helm", "valuesObject")
+		if obj == nil {
+			obj = map[string]any{}
+		}
+		mergeValues(obj, values)
+		if err := unstructured.SetNestedMap(o.Object, obj, "spec", "source", "helm", "valuesObject"); err != nil {
+			return nil, fmt.Errorf("root %s: %w", o.GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+// mergeValues lays src over dst, map by map.
+func mergeValues(dst, src map[string]any) {
+	for k, v := range src {
+		sm, ok := v.(map[string]any)
+		dm, dok := dst[k].(map[string]any)
+		if ok && dok {
+			mergeValues(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// timelineRecorder passes timeline lines on and keeps them for the report.
+type timelineRecorder struct {
+	out   io.Writer
+	lines []string
+	part  []byte
+}
+
+func (r *timelineRecorder) Write(b []byte) (int, error) {
+	if r.out != nil {
+		if _, err := r.out.Write(b); err != nil {
+			return 0, err
+		}
+	}
+	r.part = append(r.part, b...)
+	for {
+		i := indexNewline(r.part)
+		if i < 0 {
+			break
+		}
+		r.lines = append(r.lines, string(r.part[:i]))
+		r.part = r.part[i+1:]
+	}
+	return len(b), nil
+}
+
+func indexNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,120 @@
+package rehearsal
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// sampleEvery is how often a run counts nodes and pods.
+const sampleEvery = 500 * time.Millisecond
+
+// sampler counts the cluster's nodes and pending pods over a run, keeping
+// a sample whenever a count changes, and notes the last time anything
+// about nodes or pods changed.
+type sampler struct {
+	client kubernetes.Interface
+	start  time.Time
+
+	mu       sync.Mutex
+	samples  []Sample
+	last     podNodeState
+	activity time.Time
+}
+
+// podNodeState is what the sampler compares between two looks.
+type podNodeState struct {
+	Sample
+	running, total int
+}
+
+func newSampler(client kubernetes.Interface, start time.Time) *sampler {
+	return &sampler{client: client, start: start, activity: start}
+}
+
+// run samples until ctx ends.
+func (s *sampler) run(ctx context.Context) {
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	for {
+		s.look(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *sampler) look(ctx context.Context) {
+	nodes, err := s.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	st := podNodeState{Sample: Sample{At: round1(now.Sub(s.start).Seconds()), Nodes: len(nodes.Items)}, total: len(pods.Items)}
+	for i := range nodes.Items {
+		if nodeReady(&nodes.Items[i]) {
+			st.ReadyNodes++
+		}
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case p.Status.Phase == corev1.PodPending:
+			st.Pending++
+			if unschedulable(p) != "" {
+				st.Unschedulable++
+			}
+		case p.Status.Phase == corev1.PodRunning && podReady(p):
+			st.running++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.last
+	prev.At = st.At
+	if len(s.samples) > 0 && prev == st {
+		return
+	}
+	s.last = st
+	s.activity = now
+	s.samples = append(s.samples, st.Sample)
+}
+
+// lastActivity is when nodes or pods last changed.
+func (s *sampler) lastActivity() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.activity
+}
+
+// result returns the samples, with a last one at end.
+func (s *sampler) result(end float64) []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Sample{}, s.samples...)
+	if n := len(out); n > 0 && out[n-1].At < end {
+		last := out[n-1]
+		last.At = end
+		out = append(out, last)
+	}
+	return out
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
