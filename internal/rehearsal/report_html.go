@@ -129,7 +129,7 @@ details { margin: 10px 0; } pre { background: #f5f7fa; padding: 10px; overflow-x
 {{if .Reason}}<div class="reason"><strong>Why:</strong> <code>{{.Reason}}</code>
 {{$reason := .Reason}}{{range .StalledApps}}{{if ne .Message $reason}}<br><strong>{{.App}}</strong> stalled too: <code>{{.Message}}</code>{{end}}{{end}}
 {{if not .StalledApps}}{{range .Waiting}}<br>waiting on <code>{{.}}</code>{{end}}{{end}}</div>{{end}}
-<div class="legend"><span><i class="k-healthy"></i>sync start until Synced and Healthy</span><span><i class="k-waiting"></i>not there yet</span><span><i class="k-stalled"></i>stalled (SyncStalled)</span><span>- - - {{.Headline}}</span></div>
+<div class="legend"><span><i class="k-healthy"></i>sync start until Synced and Healthy</span><span><i class="k-waiting"></i>waiting: not Synced and Healthy yet</span><span><i class="k-stalled"></i>stalled (SyncStalled)</span><span>- - - {{.Headline}}</span></div>
 <svg width="{{.Apps.Width}}" height="{{.Apps.Height}}" viewBox="0 0 {{.Apps.Width}} {{.Apps.Height}}" role="img" aria-label="apps by wave over time">
 <defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffbdbd"/><rect width="3" height="6" fill="#e12d39"/></pattern></defs>
 {{$apps := .Apps}}{{range .Apps.Ticks}}<line class="grid" x1="{{.X}}" y1="4" x2="{{.X}}" y2="{{$apps.PlotBottom}}"/><text class="ticklabel" x="{{.X}}" y="{{add $apps.PlotBottom 16}}" text-anchor="middle">{{.Label}}</text>
