@@ -116,11 +116,11 @@ func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, erro
 // changed, as Argo CD shows it.
 func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
 	if d.Predicted == nil && !d.Extra {
-		d.Live = maskValues(d.Live, map[string]string{})
+		d.Live = diff.MaskSecretValues(d.Live, map[string]string{})
 		return d, nil // the dry run failed: Text is its error, with no values
 	}
 	masks := map[string]string{}
-	live, predicted := maskValues(d.Live, masks), maskValues(d.Predicted, masks)
+	live, predicted := diff.MaskSecretValues(d.Live, masks), diff.MaskSecretValues(d.Predicted, masks)
 	if d.Extra {
 		return diff.Extra(live)
 	}
@@ -129,34 +129,6 @@ func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
 	return res, err
 }
 
-// maskValues returns a copy of a Secret with every value of data and
-// stringData replaced by its mask, adding new values to masks.
-func maskValues(obj *unstructured.Unstructured, masks map[string]string) *unstructured.Unstructured {
-	if obj == nil {
-		return nil
-	}
-	out := obj.DeepCopy()
-	for _, field := range []string{"data", "stringData"} {
-		values, ok, _ := unstructured.NestedMap(out.Object, field)
-		if !ok {
-			continue
-		}
-		keys := make([]string, 0, len(values))
-		for k := range values {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v := fmt.Sprint(values[k])
-			if _, seen := masks[v]; !seen {
-				masks[v] = strings.Repeat("+", 8+len(masks))
-			}
-			values[k] = masks[v]
-		}
-		_ = unstructured.SetNestedMap(out.Object, values, field)
-	}
-	return out
-}
 
 // Differ adapts Diff to internal/server's Differ, for the API server's
 // managed-resources endpoint and the UI's diff view.

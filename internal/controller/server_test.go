@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,18 +58,27 @@ func TestServer(t *testing.T) {
 	})
 	h.waitApp("guestbook", 30*time.Second, "Synced and Healthy again", syncedHealthy)
 
-	_, text := get(t, base+"/metrics")
 	labels := `name="guestbook",namespace="` + h.ns + `"`
-	for _, want := range []string{
+	wants := []string{
 		`wavecd_app_reconcile_total{` + labels + `,result="success"}`,
 		`wavecd_app_reconcile_duration_seconds_count{` + labels + `,result="success"}`,
 		`wavecd_app_sync_total{` + labels + `,phase="Succeeded",project="default"} 2`,
 		`wavecd_app_info{health_status="Healthy",` + labels + `,project="default",sync_status="Synced"} 1`,
 		`wavecd_git_fetch_duration_seconds_count{repo="https://github.com/acme/guestbook.git",result="success"}`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
+	}
+	// The gauges follow the reconcile that wrote the status just read.
+	var missing []string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, text := get(t, base+"/metrics")
+		missing = slices.DeleteFunc(slices.Clone(wants), func(w string) bool { return strings.Contains(text, w) })
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
 		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, m := range missing {
+		t.Errorf("/metrics lacks %s", m)
 	}
 }
 

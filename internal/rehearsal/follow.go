@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/server"
+	"github.com/wavecd/wavecd/internal/source"
 )
 
 // controllerStopTimeout bounds the wait for the controller to stop.
@@ -88,11 +91,27 @@ func catchUp(p *printer, t *tracker, events <-chan observation, listed func() bo
 // ApplicationSet controller beside it, until ctx ends or the returned stop
 // is called; stop waits for it. An exit of its own is sent to fatal.
 func (u *Up) startController(ctx context.Context, s *session, fatal chan<- error) (stop func(), err error) {
-	ctrl, err := controller.New(s.cfg, controller.Options{Namespace: Namespace, Mirrors: s.mirrors, CacheDir: s.ws.Cache()})
+	return runControllers(ctx, s.cfg, controllerSetup{mirrors: s.mirrors, cacheDir: s.ws.Cache()}, fatal)
+}
+
+// controllerSetup is what a rehearsal's controllers are started with.
+type controllerSetup struct {
+	mirrors      source.Mirrors
+	cacheDir     string
+	stallTimeout time.Duration
+}
+
+// runControllers runs the Application controller, with the ApplicationSet
+// controller beside it, in process until ctx ends or the returned stop is
+// called; stop waits for them. An exit of their own is sent to fatal.
+func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fatal chan<- error) (stop func(), err error) {
+	ctrl, err := controller.New(cfg, controller.Options{
+		Namespace: Namespace, Mirrors: c.mirrors, CacheDir: c.cacheDir, StallTimeout: c.stallTimeout,
+	})
 	if err != nil {
 		return nil, err
 	}
-	sets, err := appset.New(s.cfg, appset.Options{Namespace: Namespace, Mirrors: s.mirrors, CacheDir: filepath.Join(s.ws.Cache(), "applicationsets")})
+	sets, err := appset.New(cfg, appset.Options{Namespace: Namespace, Mirrors: c.mirrors, CacheDir: filepath.Join(c.cacheDir, "applicationsets")})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -187,7 +186,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 		return res, err
 	}
 	fatal := make(chan error, 1)
-	stopController, err := startController(ctx, cfg, st.mirrors, o, fatal)
+	stopController, err := runControllers(ctx, cfg, controllerSetup{mirrors: st.mirrors, cacheDir: o.ws.Cache(), stallTimeout: o.stallTimeout}, fatal)
 	if err != nil {
 		return res, err
 	}
@@ -228,33 +227,6 @@ func startWebhooks(client kubernetes.Interface, specs []ScenarioWebhook, values 
 		setPath(values, spec.Values+".caBundle", base64.StdEncoding.EncodeToString(h.caBundle))
 	}
 	return hooks, nil
-}
-
-// startController runs the controller in process until ctx ends or stop
-// is called; an exit of its own is sent to fatal.
-func startController(ctx context.Context, cfg *rest.Config, mirrors source.Mirrors, o runOptions, fatal chan<- error) (stop func(), err error) {
-	ctrl, err := controller.New(cfg, controller.Options{
-		Namespace: Namespace, Mirrors: mirrors, CacheDir: o.ws.Cache(), StallTimeout: o.stallTimeout,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err := ctrl.Start(ctx)
-		if ctx.Err() == nil {
-			fatal <- fmt.Errorf("controller stopped: %w", err)
-		}
-	}()
-	return func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(controllerStopTimeout):
-		}
-	}, nil
 }
 
 func rootNames(root []*unstructured.Unstructured) []string {
