@@ -129,7 +129,6 @@ func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
 	return res, err
 }
 
-
 // Differ adapts Diff to internal/server's Differ, for the API server's
 // managed-resources endpoint and the UI's diff view.
 func Differ(cfg *rest.Config, opts DiffOptions) server.Differ {
