@@ -60,6 +60,8 @@ It also serves, on --listen (every replica, leader or not):
 	f.DurationVar(&a.opts.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"how long the leader retries renewing its lease before it stops leading (less than the lease duration)")
 	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles")
+	f.DurationVar(&a.opts.StallTimeout, "stall-timeout", 0,
+		"how long a wave may make no progress, with unschedulable pods, before it is reported stalled (default: argocd-cm's wavecd.stall.timeout, else 2m)")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
 	f.Float32Var(&a.opts.QPS, "kube-api-qps", 100, "requests per second to the API server")
 	f.IntVar(&a.opts.Burst, "kube-api-burst", 200, "request burst to the API server")
