@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
 )
 
 // child is a component process started by the supervisor.
@@ -20,30 +21,8 @@ type child struct {
 	err  error
 }
 
-// spawner starts children from one OS thread that never exits. Linux sends
-// the parent-death signal when the thread that forked a child exits, so a
-// child forked from an ordinary goroutine could be killed when the Go
-// runtime retires that thread; a locked thread lives as long as the process.
-type spawner struct{ reqs chan spawnReq }
-
-type spawnReq struct {
-	cmd   *exec.Cmd
-	reply chan error
-}
-
-func newSpawner() *spawner {
-	s := &spawner{reqs: make(chan spawnReq)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the process
-		for r := range s.reqs {
-			r.reply <- r.cmd.Start()
-		}
-	}()
-	return s
-}
-
 // start runs `self component <name> args...` with its output in logPath.
-func (s *spawner) start(name, logPath string, args []string) (*child, error) {
+func startChild(starter *forkthread.Starter, name, logPath string, args []string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
@@ -55,9 +34,7 @@ func (s *spawner) start(name, logPath string, args []string) (*child, error) {
 	cmd := exec.Command(self, append([]string{ComponentCommand, name}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	reply := make(chan error)
-	s.reqs <- spawnReq{cmd: cmd, reply: reply}
-	if err := <-reply; err != nil {
+	if err := starter.Start(cmd); err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

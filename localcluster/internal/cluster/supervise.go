@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wavecd/wavecd/localcluster/internal/config"
+	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
 	"github.com/wavecd/wavecd/localcluster/internal/stages"
 )
 
@@ -33,7 +34,7 @@ type supervisor struct {
 	layout   Layout
 	pki      PKI
 	state    State
-	spawner  *spawner
+	starter  *forkthread.Starter
 	etcd     *embed.Etcd
 	children []*child
 	exited   chan *child
@@ -90,7 +91,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		return nil, err
 	}
 	return &supervisor{
-		opts: opts, layout: l, spawner: newSpawner(), exited: make(chan *child, 8), start: time.Now(),
+		opts: opts, layout: l, starter: forkthread.New(), exited: make(chan *child, 8), start: time.Now(),
 		state: State{SupervisorPID: os.Getpid(), Ports: ports, Children: map[string]int{}, StartedAt: time.Now()},
 	}, nil
 }
@@ -185,7 +186,7 @@ func (s *supervisor) prepareFiles() error {
 }
 
 func (s *supervisor) spawn(name string, args []string) error {
-	c, err := s.spawner.start(name, s.layout.Log(name), args)
+	c, err := startChild(s.starter, name, s.layout.Log(name), args)
 	if err != nil {
 		return err
 	}

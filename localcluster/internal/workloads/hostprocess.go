@@ -5,34 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
 )
-
-// forker starts processes from one OS thread that never exits. Linux sends
-// the parent-death signal when the thread that forked a child exits, so a
-// child forked from an ordinary goroutine could be killed when the Go
-// runtime retires that thread; a locked thread lives as long as the process.
-type forker struct{ reqs chan forkReq }
-
-type forkReq struct {
-	cmd   *exec.Cmd
-	reply chan error
-}
-
-func newForker() *forker {
-	f := &forker{reqs: make(chan forkReq)}
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the process
-		for r := range f.reqs {
-			r.reply <- r.cmd.Start()
-		}
-	}()
-	return f
-}
 
 // hostProcess is one run of a pod's process: the leader of its own process
 // group, killed with the workloads controller (parent-death signal).
@@ -51,7 +30,7 @@ type hostProcess struct {
 
 // start runs l in dir with its output appended to logPath; onExit is
 // called once the process has ended.
-func (f *forker) start(l launch, dir, logPath string, onExit func()) (*hostProcess, error) {
+func startHost(starter *forkthread.Starter, l launch, dir, logPath string, onExit func()) (*hostProcess, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open process log: %w", err)
@@ -61,9 +40,7 @@ func (f *forker) start(l launch, dir, logPath string, onExit func()) (*hostProce
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(logFile, "==> %s starting: %s\n", time.Now().Format(time.RFC3339), strings.Join(l.argv, " "))
-	reply := make(chan error)
-	f.reqs <- forkReq{cmd: cmd, reply: reply}
-	if err := <-reply; err != nil {
+	if err := starter.Start(cmd); err != nil {
 		fmt.Fprintf(logFile, "==> %s could not start: %v\n", time.Now().Format(time.RFC3339), err)
 		_ = logFile.Close()
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
 )
 
 // alive reports whether pid runs (a zombie does not).
@@ -45,12 +47,12 @@ func TestHostProcessGroup(t *testing.T) {
 			want:   exitInfo{code: 0, reason: reasonCompleted},
 		},
 	}
-	f := newForker()
+	f := forkthread.New()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			ended := make(chan struct{})
-			hp, err := f.start(launch{argv: []string{"/bin/sh", "-c", tc.script}}, dir, filepath.Join(dir, "log"), func() { close(ended) })
+			hp, err := startHost(f, launch{argv: []string{"/bin/sh", "-c", tc.script}}, dir, filepath.Join(dir, "log"), func() { close(ended) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +99,7 @@ func waitChild(t *testing.T, dir string) int {
 
 func TestHostProcessThatCannotStart(t *testing.T) {
 	dir := t.TempDir()
-	_, err := newForker().start(launch{argv: []string{filepath.Join(dir, "missing")}}, dir, filepath.Join(dir, "log"), func() {})
+	_, err := startHost(forkthread.New(), launch{argv: []string{filepath.Join(dir, "missing")}}, dir, filepath.Join(dir, "log"), func() {})
 	if err == nil {
 		t.Fatal("a missing executable started")
 	}
@@ -109,7 +111,7 @@ func TestHostProcessThatCannotStart(t *testing.T) {
 func TestHostProcessLaterStopBringsKillForward(t *testing.T) {
 	dir := t.TempDir()
 	ended := make(chan struct{})
-	hp, err := newForker().start(launch{argv: []string{"/bin/sh", "-c", `trap "" TERM; echo $$ > child; while :; do sleep 1; done`}},
+	hp, err := startHost(forkthread.New(), launch{argv: []string{"/bin/sh", "-c", `trap "" TERM; echo $$ > child; while :; do sleep 1; done`}},
 		dir, filepath.Join(dir, "log"), func() { close(ended) })
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wavecd/wavecd/localcluster/internal/config"
+	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
 	"github.com/wavecd/wavecd/localcluster/internal/stages"
 )
 
@@ -50,7 +51,7 @@ type processController struct {
 	log      *slog.Logger
 	opts     ProcessOptions
 	creds    credentials
-	forker   *forker
+	starter  *forkthread.Starter
 	now      func() time.Time
 
 	mu sync.Mutex
@@ -92,7 +93,7 @@ func newProcessController(client kubernetes.Interface, f informers.SharedInforme
 		nodes:   f.Core().V1().Nodes().Lister(),
 		queue:   newQueue("process"),
 		creds:   credentials{client: client, server: opts.Server, caData: opts.CAData},
-		forker:  newForker(),
+		starter: forkthread.New(),
 		records: map[string]*podRecord{},
 		live:    map[*hostProcess]bool{},
 	}
@@ -314,7 +315,7 @@ func (c *processController) start(ctx context.Context, p *corev1.Pod, rec *podRe
 	if err != nil {
 		return c.cannotCreate(ctx, p, err.Error())
 	}
-	hp, err := c.forker.start(l, dir, c.logPath(p.Namespace, p.Name), func() { c.exited(key) })
+	hp, err := startHost(c.starter, l, dir, c.logPath(p.Namespace, p.Name), func() { c.exited(key) })
 	if err != nil {
 		rec.proc = startFailure(name, err)
 		rec.exitShown = false
