@@ -1,0 +1,101 @@
+package controller
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	wsync "github.com/wavecd/wavecd/internal/sync"
+)
+
+// recorder collects what a progressWriter saves.
+type recorder struct {
+	mu    sync.Mutex
+	saved []string
+	ch    chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 16)} }
+
+func (r *recorder) save(st *wsync.State) {
+	r.mu.Lock()
+	r.saved = append(r.saved, st.Message)
+	r.mu.Unlock()
+	r.ch <- struct{}{}
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.saved)
+}
+
+func state(msg string, tasks ...wsync.TaskState) wsync.State {
+	return wsync.State{Phase: wsync.OperationRunning, Message: msg, Tasks: tasks}
+}
+
+func TestProgressWriter(t *testing.T) {
+	applied := wsync.TaskState{ID: "cm", Type: wsync.TaskApply, Phase: wsync.TaskApplied}
+	hookRunning := wsync.TaskState{ID: "job", Type: wsync.TaskHook, Phase: wsync.TaskRunning}
+
+	t.Run("a sync that ends within the interval writes nothing", func(t *testing.T) {
+		r := newRecorder()
+		w := newProgressWriter(r.save)
+		w.update(state("applying", applied))
+		w.update(wsync.State{Phase: wsync.OperationSucceeded, Tasks: []wsync.TaskState{applied}})
+		w.stop()
+		time.Sleep(2 * progressInterval)
+		if n := r.count(); n != 0 {
+			t.Errorf("saved %d times, want 0", n)
+		}
+	})
+	t.Run("a hook that starts is saved at once", func(t *testing.T) {
+		r := newRecorder()
+		w := newProgressWriter(r.save)
+		defer w.stop()
+		w.update(state("hook created", hookRunning))
+		if n := r.count(); n != 1 {
+			t.Fatalf("saved %d times right after a hook started, want 1", n)
+		}
+		w.update(state("still waiting", hookRunning))
+		if n := r.count(); n != 1 {
+			t.Errorf("saved %d times after a message-only change within the interval, want 1", n)
+		}
+	})
+	t.Run("a new wait message is saved within the interval", func(t *testing.T) {
+		r := newRecorder()
+		w := newProgressWriter(r.save)
+		defer w.stop()
+		w.update(state("waiting for Deployment web", applied))
+		select {
+		case <-r.ch:
+		case <-time.After(10 * progressInterval):
+			t.Fatal("the wait message was never saved")
+		}
+		if r.saved[0] != "waiting for Deployment web" {
+			t.Errorf("saved %q", r.saved[0])
+		}
+	})
+}
+
+func TestWrittenCovers(t *testing.T) {
+	var w written
+	if !w.covers("web", "5") {
+		t.Error("an app never written is not covered by the cache")
+	}
+	w.set("web", "10")
+	w.set("web", "7") // an older write returning late does not go back
+	for rv, want := range map[string]bool{"9": false, "10": true, "11": true, "x": false} {
+		if got := w.covers("web", rv); got != want {
+			t.Errorf("covers(web, %q) = %v, want %v", rv, got, want)
+		}
+	}
+	w.set("odd", "not-a-number")
+	if w.covers("odd", "99999") {
+		t.Error("a version that is not a number is covered")
+	}
+	w.forget("web")
+	if !w.covers("web", "1") {
+		t.Error("a forgotten app is still tracked")
+	}
+}
