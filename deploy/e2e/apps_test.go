@@ -33,7 +33,7 @@ var demoApps = []string{"root", "app-a", "app-b"}
 // <ns>-app-a and <ns>-app-b (the demo says app-a and app-b), so installs
 // side by side do not meet. It returns the repository and the root
 // Application, pointed at it; the test deletes the child namespaces.
-func seedDemo(t *testing.T, env *testenv.Env, ns string) (*gitRepo, *unstructured.Unstructured) {
+func seedDemo(t *testing.T, env *testenv.Env, ns string) (*testenv.GitRepo, *unstructured.Unstructured) {
 	t.Helper()
 	replaced := map[string]int{}
 	replace := func(content, old, new string) string {
@@ -56,7 +56,7 @@ func seedDemo(t *testing.T, env *testenv.Env, ns string) (*gitRepo, *unstructure
 			t.Fatalf("the demo in %s no longer holds %q: update seedDemo", demoDir, old)
 		}
 	}
-	repo := newGitRepo(t, files)
+	repo := testenv.NewGitRepo(t, files)
 	t.Cleanup(func() {
 		for _, child := range []string{ns + "-app-a", ns + "-app-b"} {
 			_ = env.Client.CoreV1().Namespaces().Delete(t.Context(), child, metav1.DeleteOptions{})
@@ -65,8 +65,8 @@ func seedDemo(t *testing.T, env *testenv.Env, ns string) (*gitRepo, *unstructure
 
 	root := readObject(t, demoDir+"/apps/root.yaml")
 	root.SetNamespace(ns)
-	setField(t, root, repo.dir, "spec", "source", "repoURL")
-	setField(t, root, repo.dir, "spec", "source", "helm", "valuesObject", "repoURL")
+	setField(t, root, repo.Dir, "spec", "source", "repoURL")
+	setField(t, root, repo.Dir, "spec", "source", "helm", "valuesObject", "repoURL")
 	setField(t, root, ns, "spec", "destination", "namespace")
 	return repo, root
 }

@@ -29,14 +29,14 @@ func TestHAFailover(t *testing.T) {
 	t.Parallel()
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
-	repo := newGitRepo(t, withPrefix("ha", readTree(t, "testdata/ha", keep)))
+	repo := testenv.NewGitRepo(t, withPrefix("ha", readTree(t, "testdata/ha", keep)))
 	helmInstall(t, env, ns, haValues)
 	procs := waitProcesses(t, env, ns, controllerPods, 2)
 	hooks := countCreations(t, env, ns)
 
 	app := readObject(t, haApp)
 	app.SetNamespace(ns)
-	setField(t, app, repo.dir, "spec", "source", "repoURL")
+	setField(t, app, repo.Dir, "spec", "source", "repoURL")
 	setField(t, app, ns, "spec", "destination", "namespace")
 	applyApp(t, env, app)
 

@@ -44,13 +44,13 @@ func TestSelfManaged(t *testing.T) {
 	t.Parallel()
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
-	repo := newGitRepo(t, selfManagedRepo(t))
+	repo := testenv.NewGitRepo(t, selfManagedRepo(t))
 	release := helmInstall(t, env, ns, selfManagedDir+"/values.yaml", selfManagedValues)
 	ctrl := waitProcesses(t, env, ns, controllerPods, 1)[0]
 
 	self := readObject(t, selfManagedDir+"/wavecd.yaml")
 	self.SetNamespace(ns)
-	setField(t, self, repo.dir, "spec", "source", "repoURL")
+	setField(t, self, repo.Dir, "spec", "source", "repoURL")
 	setField(t, self, release, "spec", "source", "helm", "releaseName")
 	setField(t, self, ns, "spec", "destination", "namespace")
 	files, _, _ := unstructured.NestedStringSlice(self.Object, "spec", "source", "helm", "valueFiles")
@@ -64,13 +64,13 @@ func TestSelfManaged(t *testing.T) {
 	}
 	probe := readObject(t, probeApp)
 	probe.SetNamespace(ns)
-	setField(t, probe, repo.dir, "spec", "source", "repoURL")
+	setField(t, probe, repo.Dir, "spec", "source", "repoURL")
 	setField(t, probe, ns, "spec", "destination", "namespace")
 	applyApp(t, env, self)
 	applyApp(t, env, probe)
 	waitSyncedHealthy(t, env, ns, []string{"wavecd", "probe"}, 2*time.Minute)
 
-	repo.commit(map[string]string{"e2e/values.yaml": withHealthCheck(t, readFile(t, selfManagedValues))}, "add a ConfigMap health check")
+	repo.Commit(map[string]string{"e2e/values.yaml": withHealthCheck(t, readFile(t, selfManagedValues))}, "add a ConfigMap health check")
 	refreshApp(t, env, ns, "wavecd")
 	eventually(t, 90*time.Second, "the controller to sync the health check into argocd-cm", func() (bool, string) {
 		cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "argocd-cm", metav1.GetOptions{})

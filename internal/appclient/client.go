@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,20 +16,6 @@ import (
 
 // DefaultNamespace is where Applications live unless told otherwise.
 const DefaultNamespace = "argocd"
-
-// NewScheme returns a scheme with the core Kubernetes types and the
-// argoproj.io types.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, v1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, fmt.Errorf("build scheme: %w", err)
-		}
-	}
-	return s, nil
-}
 
 // Client reads and writes the Applications of one namespace.
 type Client struct {
@@ -44,7 +29,7 @@ type Client struct {
 
 // New builds a Client for cfg.
 func New(cfg *rest.Config, namespace, username string) (*Client, error) {
-	s, err := NewScheme()
+	s, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,18 +76,6 @@ type Controller struct {
 	discovery discovery.DiscoveryInterface
 }
 
-// Scheme returns a scheme with the core Kubernetes and argoproj.io types.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("register core types: %w", err)
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("register argoproj.io types: %w", err)
-	}
-	return s, nil
-}
-
 // New builds a controller for the cluster cfg points at.
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	opts.defaults()
@@ -99,7 +85,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		// of many apps; Argo CD uses 50/100.
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	scheme, err := Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +116,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		failures: &failureCounter{counts: map[string]int{}},
 		now:      time.Now,
 	}
+	rec.credentials = &source.SecretCredentials{Reader: direct, Namespace: opts.Namespace, Now: rec.now}
 	ctrl, err := controller.NewUnmanaged("applicationset", controller.Options{
 		Reconciler: rec, MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTrue(),
 	})

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 const dirsSet = `
@@ -44,10 +45,10 @@ spec:
 func TestGitDirectoriesFollowGit(t *testing.T) {
 	t.Parallel()
 	h := start(t, harnessOptions{apps: true})
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"apps/alpha/cm.yaml": configMap("alpha"), "apps/beta/cm.yaml": configMap("beta"), "README.md": "docs",
 	})
-	h.createSet(dirsSet, repo.dir)
+	h.createSet(dirsSet, repo.Dir)
 	h.eventually(90*time.Second, "both apps synced", func() bool {
 		return h.configMapExists("alpha") && h.configMapExists("beta")
 	}, func() string { return strings.Join(h.appNames(), ",") })
@@ -69,7 +70,7 @@ func TestGitDirectoriesFollowGit(t *testing.T) {
 		return c != nil && c.Status == "True" && len(set.Status.Resources) == 2
 	}, func() string { return describeConditions(h.set("dirs")) })
 
-	repo.commit(map[string]string{"apps/beta/cm.yaml": ""}, "remove beta")
+	repo.Commit(map[string]string{"apps/beta/cm.yaml": ""}, "remove beta")
 	h.updateSet("dirs", func(s *v1alpha1.ApplicationSet) {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}

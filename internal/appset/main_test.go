@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -60,7 +58,7 @@ func start(t *testing.T, o harnessOptions) *harness {
 			t.Fatal(err)
 		}
 	})
-	scheme, err := Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,53 +193,6 @@ func describeConditions(set *v1alpha1.ApplicationSet) string {
 		parts = append(parts, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// gitRepo is a local Git repository a test commits to.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
-	t.Helper()
-	g := &gitRepo{t: t, dir: t.TempDir()}
-	g.git("init", "-q", "-b", "main")
-	g.commit(files, "initial")
-	return g
-}
-
-func (g *gitRepo) git(args ...string) string {
-	g.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.test", "-c", "user.name=t"}, args...)...)
-	cmd.Dir = g.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes files (an empty content removes the file) and commits.
-func (g *gitRepo) commit(files map[string]string, msg string) {
-	g.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(g.dir, name)
-		if content == "" {
-			if err := os.Remove(p); err != nil {
-				g.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			g.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			g.t.Fatal(err)
-		}
-	}
-	g.git("add", "-A")
-	g.git("commit", "-q", "-m", msg)
 }
 
 func configMap(name string) string {

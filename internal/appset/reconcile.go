@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,9 +38,8 @@ type Reconciler struct {
 	results   *resultCache
 	failures  *failureCounter
 	now       func() time.Time
-
-	credsMu sync.Mutex
-	credsAt time.Time
+	// credentials are the namespace's repository Secrets.
+	credentials *source.SecretCredentials
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -193,26 +190,14 @@ func (r *Reconciler) clearRefresh(ctx context.Context, set *v1alpha1.Application
 	return nil
 }
 
-// credentialsTTL is how often repository Secrets are read again.
-const credentialsTTL = 30 * time.Second
-
 // refreshCredentials hands the repository Secrets of the namespace to the
-// repository cache, at most every credentialsTTL.
+// repository cache when they are due to be read again.
 func (r *Reconciler) refreshCredentials(ctx context.Context) {
-	r.credsMu.Lock()
-	defer r.credsMu.Unlock()
-	if r.now().Sub(r.credsAt) < credentialsTTL {
-		return
-	}
-	r.credsAt = r.now()
-	secrets := &corev1.SecretList{}
-	if err := r.apiReader.List(ctx, secrets, client.InNamespace(r.opts.Namespace), client.HasLabels{cluster.LabelSecretType}); err != nil {
-		loggerFrom(ctx).Warn("read repository secrets", "err", err)
-		return
-	}
-	creds, err := source.CredentialsFromSecrets(secrets.Items)
+	creds, fresh, err := r.credentials.Due(ctx)
 	if err != nil {
 		loggerFrom(ctx).Warn("repository secrets", "err", err)
 	}
-	r.repos.SetCredentials(creds)
+	if fresh {
+		r.repos.SetCredentials(creds)
+	}
 }

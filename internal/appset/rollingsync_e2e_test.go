@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // slowDeployment becomes Healthy about 6 s after it is applied: its pod
@@ -67,10 +68,10 @@ spec:
 func TestRollingSync(t *testing.T) {
 	t.Parallel()
 	h := start(t, harnessOptions{apps: true})
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"dev/deploy.yaml": slowDeployment("dev"), "prod-a/cm.yaml": configMap("prod-a"), "prod-b/cm.yaml": configMap("prod-b"),
 	})
-	h.createSet(rollingSet, repo.dir)
+	h.createSet(rollingSet, repo.Dir)
 	names := []string{"dev", "prod-a", "prod-b"}
 	h.eventually(3*time.Minute, "every app Synced and Healthy after its rollout sync", func() bool {
 		for _, n := range names {

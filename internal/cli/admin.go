@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/auth"
 )
@@ -66,7 +67,7 @@ func (a *initialPasswordAction) Run(ctx context.Context) error {
 }
 
 func secretClient(cfg *rest.Config) (client.Client, error) {
-	scheme, err := appclient.NewScheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -77,7 +76,7 @@ func newFleet(t *testing.T) *fleet {
 	ns, home := appCluster(t)
 	env := testenv.Get(t)
 	second := testenv.StartCluster(t, testenv.Options{Nodes: 1})
-	scheme, err := appclient.NewScheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
 )
 
@@ -107,7 +107,7 @@ func (a *clusterRm) cleanup(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	scheme, err := appclient.NewScheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return err
 	}

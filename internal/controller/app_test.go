@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 const guestbookConfigMap = `apiVersion: v1
@@ -52,12 +53,12 @@ spec:
 func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"guestbook/configmap.yaml": guestbookConfigMap, "guestbook/deployment.yaml": guestbookDeployment,
 	})
-	h.apply(strings.ReplaceAll(guestbookApp, "REPO", repo.dir))
+	h.apply(strings.ReplaceAll(guestbookApp, "REPO", repo.Dir))
 	app := h.waitApp("guestbook", 60*time.Second, "Synced and Healthy", syncedHealthy)
-	checkStatus(t, h, app, repo.git("rev-parse", "HEAD"))
+	checkStatus(t, h, app, repo.Git("rev-parse", "HEAD"))
 	ctx := context.Background()
 	key := client.ObjectKey{Namespace: h.ns, Name: "settings"}
 
@@ -82,7 +83,7 @@ func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 
 	t.Run("a removed key and a removed file are applied and pruned", func(t *testing.T) {
 		h := h.in(t)
-		repo.commit(map[string]string{
+		repo.Commit(map[string]string{
 			"guestbook/configmap.yaml":  strings.Replace(guestbookConfigMap, "  size: large\n", "", 1),
 			"guestbook/deployment.yaml": "",
 		}, "drop size and the deployment")
@@ -100,7 +101,7 @@ func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 
 	t.Run("a render error changes nothing and sets a condition", func(t *testing.T) {
 		h := h.in(t)
-		repo.commit(map[string]string{"guestbook/broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [not a map\n"}, "broken")
+		repo.Commit(map[string]string{"guestbook/broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [not a map\n"}, "broken")
 		h.refresh("guestbook")
 		app := h.waitApp("guestbook", 30*time.Second, "a ComparisonError condition", func(a *v1alpha1.Application) bool {
 			return hasCondition(a, v1alpha1.ApplicationConditionComparisonError)
@@ -117,9 +118,9 @@ func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 
 // testRefreshAnnotation commits a change and asks for a refresh with the
 // annotation, as `argocd app get --refresh` does.
-func testRefreshAnnotation(t *testing.T, h *harness, repo *gitRepo) {
+func testRefreshAnnotation(t *testing.T, h *harness, repo *testenv.GitRepo) {
 	h.waitApp("guestbook", 30*time.Second, "Synced and Healthy", syncedHealthy)
-	repo.commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
+	repo.Commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	h.annotate("guestbook", AnnotationRefresh, "hard")
 	eventually(t, 30*time.Second, "color green", func() bool {
 		got := &corev1.ConfigMap{}

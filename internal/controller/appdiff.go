@@ -50,7 +50,7 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	if err := copts.defaults(); err != nil {
 		return nil, err
 	}
-	scheme, err := Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 const childApp = `apiVersion: argoproj.io/v1alpha1
@@ -76,11 +78,11 @@ func TestAppOfAppsWaves(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			repo := newGitRepo(t, map[string]string{"app-a/redis.yaml": slowDeployment, "app-b/config.yaml": guestbookConfigMap})
-			repo.commit(map[string]string{
+			repo := testenv.NewGitRepo(t, map[string]string{"app-a/redis.yaml": slowDeployment, "app-b/config.yaml": guestbookConfigMap})
+			repo.Commit(map[string]string{
 				"apps/app-a.yaml": child(h, repo, "app-a", "0"), "apps/app-b.yaml": child(h, repo, "app-b", "1"),
 			}, "add apps")
-			h.apply(strings.ReplaceAll(rootApp, "REPO", repo.dir))
+			h.apply(strings.ReplaceAll(rootApp, "REPO", repo.Dir))
 			h.waitApp("root", 90*time.Second, "root Synced and Healthy", syncedHealthy)
 			h.waitApp("app-a", 60*time.Second, "app-a Synced and Healthy", syncedHealthy)
 			h.waitApp("app-b", 60*time.Second, "app-b Synced and Healthy", syncedHealthy)
@@ -96,10 +98,10 @@ func TestAppOfAppsWaves(t *testing.T) {
 	}
 }
 
-func child(h *harness, repo *gitRepo, name, wave string) string {
+func child(h *harness, repo *testenv.GitRepo, name, wave string) string {
 	s := strings.ReplaceAll(childApp, "NAMESPACE", h.ns)
 	s = strings.ReplaceAll(s, "NAME", name)
-	s = strings.ReplaceAll(s, "REPO", repo.dir)
+	s = strings.ReplaceAll(s, "REPO", repo.Dir)
 	return strings.ReplaceAll(s, "WAVE", wave)
 }
 

@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -103,18 +101,6 @@ type Controller struct {
 	rec *Reconciler
 }
 
-// Scheme returns a scheme with the core Kubernetes and argoproj.io types.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("register core types: %w", err)
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		return nil, fmt.Errorf("register argoproj.io types: %w", err)
-	}
-	return s, nil
-}
-
 // New builds a controller for the cluster cfg points at.
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := opts.defaults(); err != nil {
@@ -129,7 +115,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		// dry run and apply of a wave; Argo CD uses 50/100.
 		cfg.QPS, cfg.Burst = 100, 200
 	}
-	scheme, err := Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

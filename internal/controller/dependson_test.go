@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestDependsOn checks that an app syncs only once the apps it depends on
@@ -23,9 +24,9 @@ func TestDependsOn(t *testing.T) {
 	for _, name := range []string{"web", "ping", "pong", "orphan"} {
 		files[name+"/cm.yaml"] = strings.ReplaceAll(guestbookConfigMap, "settings", name)
 	}
-	repo := newGitRepo(t, files)
+	repo := testenv.NewGitRepo(t, files)
 	add := func(name, deps string) {
-		h.create(testApp{name: name, repoURL: repo.dir, automated: true, annotations: map[string]string{AnnotationDependsOn: deps}})
+		h.create(testApp{name: name, repoURL: repo.Dir, automated: true, annotations: map[string]string{AnnotationDependsOn: deps}})
 	}
 	add("web", "db")
 	add("db", "")

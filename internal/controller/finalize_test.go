@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestFinalizer deletes synced apps: with a resources finalizer the app's
@@ -28,13 +30,13 @@ func TestFinalizer(t *testing.T) {
 	for name := range tests {
 		files[name+"/cm.yaml"] = strings.ReplaceAll(guestbookConfigMap, "settings", name)
 	}
-	repo := newGitRepo(t, files)
+	repo := testenv.NewGitRepo(t, files)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h := h.in(t)
 			ctx := context.Background()
-			h.create(testApp{name: name, repoURL: repo.dir, automated: true, finalizers: tc.finalizers})
+			h.create(testApp{name: name, repoURL: repo.Dir, automated: true, finalizers: tc.finalizers})
 			app := h.waitApp(name, 30*time.Second, "Synced and Healthy", syncedHealthy)
 			cm := client.ObjectKey{Namespace: h.ns, Name: name}
 			if err := h.c.Get(ctx, cm, &corev1.ConfigMap{}); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestHistoryAndRollback syncs two revisions, then rolls back to the first
@@ -22,9 +23,9 @@ func TestHistoryAndRollback(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
 	ctx := context.Background()
-	repo := newGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
-	first := repo.git("rev-parse", "HEAD")
-	h.create(testApp{name: "guestbook", repoURL: repo.dir})
+	repo := testenv.NewGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
+	first := repo.Git("rev-parse", "HEAD")
+	h.create(testApp{name: "guestbook", repoURL: repo.Dir})
 	ac, err := appclient.New(h.env.Config, h.ns, "tester")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestHistoryAndRollback(t *testing.T) {
 		})
 	}
 	syncAndWait((&appclient.Sync{Client: ac, Name: "guestbook"}).Run, 1)
-	second := repo.commit(map[string]string{"guestbook/cm.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
+	second := repo.Commit(map[string]string{"guestbook/cm.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	h.refresh("guestbook")
 	h.waitApp("guestbook", 30*time.Second, "OutOfSync at the second commit", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == second && a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/server"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestLeaderElection runs two replicas in one namespace: only the leader
@@ -23,8 +24,8 @@ func TestLeaderElection(t *testing.T) {
 	waitElected(t, h.ctrl, "the first replica")
 	second, secondCount := countingMetrics(t)
 	standby, _ := h.runController(Options{LeaderElection: true, Metrics: second})
-	repo := newGitRepo(t, map[string]string{"guestbook/configmap.yaml": guestbookConfigMap})
-	h.apply(strings.ReplaceAll(guestbookApp, "REPO", repo.dir))
+	repo := testenv.NewGitRepo(t, map[string]string{"guestbook/configmap.yaml": guestbookConfigMap})
+	h.apply(strings.ReplaceAll(guestbookApp, "REPO", repo.Dir))
 	h.waitApp("guestbook", 60*time.Second, "Synced and Healthy", syncedHealthy)
 	if n := secondCount(); n != 0 || firstCount() == 0 {
 		t.Fatalf("reconciles: leader %v, standby %v; want only the leader's", firstCount(), n)
@@ -41,7 +42,7 @@ func TestLeaderElection(t *testing.T) {
 	if now := leaseHolder(t, h); now == holder {
 		t.Errorf("lease still held by %s after the leader stopped", holder)
 	}
-	repo.commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
+	repo.Commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	h.annotate("guestbook", AnnotationRefresh, "normal")
 	eventually(t, 30*time.Second, "the new leader to sync the change", func() bool {
 		cm := &corev1.ConfigMap{}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -58,7 +56,7 @@ func startController(t *testing.T, opts Options) *harness {
 			t.Fatal(err)
 		}
 	})
-	scheme, _ := Scheme()
+	scheme, _ := v1alpha1.NewScheme()
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -102,54 +100,6 @@ func (h *harness) in(t *testing.T) *harness {
 	c := *h
 	c.t = t
 	return &c
-}
-
-// gitRepo is a local Git repository a test commits to.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newGitRepo(t *testing.T, files map[string]string) *gitRepo {
-	t.Helper()
-	g := &gitRepo{t: t, dir: t.TempDir()}
-	g.git("init", "-q", "-b", "main")
-	g.commit(files, "initial")
-	return g
-}
-
-func (g *gitRepo) git(args ...string) string {
-	g.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.test", "-c", "user.name=t"}, args...)...)
-	cmd.Dir = g.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes files (an empty content removes the file) and commits.
-func (g *gitRepo) commit(files map[string]string, msg string) string {
-	g.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(g.dir, name)
-		if content == "" {
-			if err := os.Remove(p); err != nil {
-				g.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			g.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			g.t.Fatal(err)
-		}
-	}
-	g.git("add", "-A")
-	g.git("commit", "-q", "-m", msg)
-	return g.git("rev-parse", "HEAD")
 }
 
 // apply creates an object from YAML in the harness namespace with

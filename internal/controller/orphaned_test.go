@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 func TestIsOrphan(t *testing.T) {
@@ -44,7 +45,7 @@ func TestIsOrphan(t *testing.T) {
 func TestOrphanedResourceWarning(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
-	repo := newGitRepo(t, map[string]string{"web/cm.yaml": guestbookConfigMap})
+	repo := testenv.NewGitRepo(t, map[string]string{"web/cm.yaml": guestbookConfigMap})
 	h.createProject("watched", v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: anywhere,
 		OrphanedResources: &v1alpha1.OrphanedResourcesMonitorSettings{Ignore: []v1alpha1.OrphanedResourceKey{{Kind: "Secret"}}}})
 	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "stray"}}
@@ -54,7 +55,7 @@ func TestOrphanedResourceWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.create(testApp{name: "web", repoURL: repo.dir, project: "watched", automated: true})
+	h.create(testApp{name: "web", repoURL: repo.Dir, project: "watched", automated: true})
 	want := "Application has 1 orphaned resources"
 	h.waitApp("web", 60*time.Second, "an orphaned-resource warning", func(a *v1alpha1.Application) bool {
 		return syncedHealthy(a) && conditionMessage(a, v1alpha1.ApplicationConditionOrphanedResourceWarning) == want

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 const clusterRole = `apiVersion: rbac.authorization.k8s.io/v1
@@ -29,7 +30,7 @@ func TestProjectEnforcement(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
 	roleName := "wavecd-test-" + h.ns
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"plain/cm.yaml":            strings.ReplaceAll(guestbookConfigMap, "settings", "plain"),
 		"cluster/cm.yaml":          strings.ReplaceAll(guestbookConfigMap, "settings", "cluster"),
 		"cluster/clusterrole.yaml": strings.ReplaceAll(clusterRole, "NAME", roleName),
@@ -46,7 +47,7 @@ func TestProjectEnforcement(t *testing.T) {
 		// fails with failure instead.
 		condition, failure string
 	}{
-		"forbidden repository":  {project: "no-repo", path: "plain", condition: "application repo " + repo.dir + " is not permitted in project 'no-repo'"},
+		"forbidden repository":  {project: "no-repo", path: "plain", condition: "application repo " + repo.Dir + " is not permitted in project 'no-repo'"},
 		"forbidden destination": {project: "no-dest", path: "plain", condition: "do not match any of the allowed destinations in project 'no-dest'"},
 		"cluster-scoped kind not whitelisted": {project: "no-cluster", path: "cluster",
 			failure: "cluster-scoped resource rbac.authorization.k8s.io:ClusterRole is not permitted in project no-cluster"},
@@ -59,7 +60,7 @@ func TestProjectEnforcement(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h := h.in(t)
-			h.create(testApp{name: tc.project, project: tc.project, path: tc.path, repoURL: repo.dir, syncNow: true})
+			h.create(testApp{name: tc.project, project: tc.project, path: tc.path, repoURL: repo.Dir, syncNow: true})
 			if tc.condition != "" {
 				h.waitApp(tc.project, 30*time.Second, "an InvalidSpecError", func(a *v1alpha1.Application) bool {
 					return strings.Contains(conditionMessage(a, v1alpha1.ApplicationConditionInvalidSpecError), tc.condition)
@@ -82,8 +83,8 @@ func TestProjectEnforcement(t *testing.T) {
 
 // testProjectAllowsLater: an app refused by its project syncs, and loses
 // its InvalidSpecError, once the project is changed to allow it.
-func testProjectAllowsLater(t *testing.T, h *harness, repo *gitRepo) {
-	h.create(testApp{name: "later", project: "later", repoURL: repo.dir, syncNow: true})
+func testProjectAllowsLater(t *testing.T, h *harness, repo *testenv.GitRepo) {
+	h.create(testApp{name: "later", project: "later", repoURL: repo.Dir, syncNow: true})
 	h.waitApp("later", 30*time.Second, "an InvalidSpecError", func(a *v1alpha1.Application) bool {
 		return hasCondition(a, v1alpha1.ApplicationConditionInvalidSpecError)
 	})

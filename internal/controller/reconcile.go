@@ -42,12 +42,12 @@ type Reconciler struct {
 	settings  settingsCache
 	now       func() time.Time
 	cache     cache.Cache
-	credsMu   stdsync.Mutex
-	credsAt   time.Time
-	metrics   metrics
-	events    chan event.GenericEvent
-	baseMu    stdsync.Mutex
-	baseCtx   context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+	// credentials are the namespace's repository Secrets.
+	credentials *source.SecretCredentials
+	metrics     metrics
+	events      chan event.GenericEvent
+	baseMu      stdsync.Mutex
+	baseCtx     context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
 // newReconciler builds a Reconciler; c may be a cached client, reader
@@ -59,13 +59,14 @@ func newReconciler(c client.Client, reader client.Reader, targets *targets, repo
 	}
 	return &Reconciler{
 		client: c, apiReader: reader, targets: targets, repos: repos,
-		engine:    render.NewEngine(render.EngineOptions{Repos: repos}),
-		opts:      opts,
-		metrics:   metrics{m: opts.Metrics},
-		refreshes: &refreshSet{marks: map[string]bool{}},
-		runners:   &runners{running: map[string]context.CancelFunc{}},
-		events:    make(chan event.GenericEvent, 256),
-		now:       now,
+		engine:      render.NewEngine(render.EngineOptions{Repos: repos}),
+		opts:        opts,
+		metrics:     metrics{m: opts.Metrics},
+		refreshes:   &refreshSet{marks: map[string]bool{}},
+		runners:     &runners{running: map[string]context.CancelFunc{}},
+		events:      make(chan event.GenericEvent, 256),
+		now:         now,
+		credentials: &source.SecretCredentials{Reader: reader, Namespace: opts.Namespace, Now: now},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // hookJob is a Job hook of phase PHASE that succeeds about 2 s after its
@@ -46,13 +47,13 @@ func TestSyncResumesInANewController(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
 	jobs := watchHookJobs(t, h)
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"waves/pre.yaml":   strings.NewReplacer("NAME", "pre", "PHASE", "PreSync").Replace(hookJob),
 		"waves/redis.yaml": slowDeployment,
 		"waves/cm.yaml":    wave1ConfigMap,
 		"waves/post.yaml":  strings.NewReplacer("NAME", "post", "PHASE", "PostSync").Replace(hookJob),
 	})
-	h.create(testApp{name: "waves", repoURL: repo.dir, automated: true})
+	h.create(testApp{name: "waves", repoURL: repo.Dir, automated: true})
 	h.waitApp("waves", 60*time.Second, "wave 0 waiting for the Deployment", func(a *v1alpha1.Application) bool {
 		op := a.Status.OperationState
 		return op != nil && strings.HasPrefix(op.Message, "waiting for Deployment "+h.ns+"/redis")
@@ -117,11 +118,11 @@ func TestWaitIsExplained(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
 	unschedulable := "      nodeSelector: {wavecd.io/no-such-label: \"true\"}\n      containers:"
-	repo := newGitRepo(t, map[string]string{
+	repo := testenv.NewGitRepo(t, map[string]string{
 		"waves/redis.yaml": strings.Replace(slowDeployment, "      containers:", unschedulable, 1),
 		"waves/cm.yaml":    wave1ConfigMap,
 	})
-	h.create(testApp{name: "waves", repoURL: repo.dir, automated: true})
+	h.create(testApp{name: "waves", repoURL: repo.Dir, automated: true})
 	app := h.waitApp("waves", 60*time.Second, "a message naming the unschedulable pod", func(a *v1alpha1.Application) bool {
 		op := a.Status.OperationState
 		return op != nil && strings.Contains(op.Message, "Pending: ")

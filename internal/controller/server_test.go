@@ -15,6 +15,7 @@ import (
 
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 const pushEvent = `{"ref": "refs/heads/main", "repository": {"html_url": "https://github.com/acme/guestbook", "default_branch": "main"}}`
@@ -25,13 +26,13 @@ const pushEvent = `{"ref": "refs/heads/main", "repository": {"html_url": "https:
 // Git fetches.
 func TestServer(t *testing.T) {
 	t.Parallel()
-	repo := newGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
+	repo := testenv.NewGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
 	metrics, err := server.NewMetrics(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mirrors := source.Mirrors{}
-	mirrors.Add("https://github.com/acme/guestbook.git", repo.dir)
+	mirrors.Add("https://github.com/acme/guestbook.git", repo.Dir)
 	h := startController(t, Options{Metrics: metrics, Mirrors: mirrors})
 	base := serve(t, h, metrics)
 	h.create(testApp{name: "guestbook", repoURL: "https://github.com/acme/guestbook.git", automated: true})
@@ -42,7 +43,7 @@ func TestServer(t *testing.T) {
 		}
 	}
 
-	repo.commit(map[string]string{"guestbook/cm.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
+	repo.Commit(map[string]string{"guestbook/cm.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	req, err := http.NewRequest(http.MethodPost, base+"/api/webhook", strings.NewReader(pushEvent))
 	if err != nil {
 		t.Fatal(err)

@@ -3,22 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
-
-// labelSecretType marks Argo CD's repository and repo-creds Secrets.
-const labelSecretType = "argocd.argoproj.io/secret-type"
-
-// credentialsTTL is how often repository Secrets are read again.
-const credentialsTTL = 30 * time.Second
 
 // newEngine builds the render engine over Git repositories and Helm or
 // OCI chart repositories, both honouring mirrors.
@@ -55,24 +47,15 @@ func (r *Reconciler) loadMirrors(ctx context.Context) error {
 	return nil
 }
 
-// refreshCredentials reads the repository Secrets of the controller's
-// namespace at most every credentialsTTL and hands them to the engine. A
-// broken Secret is logged and left out; the others still apply.
+// refreshCredentials hands the repository Secrets of the controller's
+// namespace to the engine when they are due to be read again. A broken
+// Secret is logged and left out; the others still apply.
 func (r *Reconciler) refreshCredentials(ctx context.Context) {
-	r.credsMu.Lock()
-	defer r.credsMu.Unlock()
-	if r.now().Sub(r.credsAt) < credentialsTTL {
-		return
-	}
-	r.credsAt = r.now()
-	secrets := &corev1.SecretList{}
-	if err := r.apiReader.List(ctx, secrets, client.InNamespace(r.opts.Namespace), client.HasLabels{labelSecretType}); err != nil {
-		loggerFrom(ctx).Warn("read repository secrets", "err", err)
-		return
-	}
-	creds, err := source.CredentialsFromSecrets(secrets.Items)
+	creds, fresh, err := r.credentials.Due(ctx)
 	if err != nil {
 		loggerFrom(ctx).Warn("repository secrets", "err", err)
 	}
-	r.engine.SetCredentials(creds)
+	if fresh {
+		r.engine.SetCredentials(creds)
+	}
 }

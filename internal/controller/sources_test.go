@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestMirrorsFromSettings: an app naming a remote URL is served from the
@@ -16,11 +18,11 @@ func TestMirrorsFromSettings(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
 	h.stop()
-	repo := newGitRepo(t, map[string]string{"guestbook/configmap.yaml": guestbookConfigMap})
+	repo := testenv.NewGitRepo(t, map[string]string{"guestbook/configmap.yaml": guestbookConfigMap})
 	const url = "https://git.example.test/org/guestbook.git"
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: SettingsConfigMap, Namespace: h.ns},
-		Data:       map[string]string{keyMirrors: url + ": " + repo.dir + "\n"},
+		Data:       map[string]string{keyMirrors: url + ": " + repo.Dir + "\n"},
 	}
 	if err := h.c.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 func TestDestinationPermitted(t *testing.T) {
@@ -52,12 +53,12 @@ func TestDestinationPermitted(t *testing.T) {
 func TestRegisteredDestination(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{})
-	repo := newGitRepo(t, map[string]string{"remote/cm.yaml": strings.ReplaceAll(guestbookConfigMap, "settings", "remote")})
+	repo := testenv.NewGitRepo(t, map[string]string{"remote/cm.yaml": strings.ReplaceAll(guestbookConfigMap, "settings", "remote")})
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "remote", Finalizers: []string{FinalizerResources}},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.dir, Path: "remote", TargetRevision: "main"},
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.Dir, Path: "remote", TargetRevision: "main"},
 			Destination: v1alpha1.ApplicationDestination{Name: "mirror", Namespace: h.ns},
 			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
 		},

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestSyncWindows runs a controller whose clock (Options.Now) reads
@@ -31,11 +32,11 @@ func TestSyncWindows(t *testing.T) {
 		apps[name] = app
 		files[app+"/cm.yaml"] = strings.ReplaceAll(guestbookConfigMap, "settings", app)
 	}
-	repo := newGitRepo(t, files)
+	repo := testenv.NewGitRepo(t, files)
 	for name, tc := range tests {
 		h.createProject(apps[name], v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: anywhere,
 			SyncWindows: v1alpha1.SyncWindows{&tc.window}})
-		h.create(testApp{name: apps[name], project: apps[name], repoURL: repo.dir, automated: !tc.manual, syncNow: tc.manual})
+		h.create(testApp{name: apps[name], project: apps[name], repoURL: repo.Dir, automated: !tc.manual, syncNow: tc.manual})
 	}
 	// Every app is checked before the edge, then after it; subtests run
 	// one after the other, so none starts late.

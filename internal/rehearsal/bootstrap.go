@@ -31,7 +31,7 @@ type bootstrap struct {
 }
 
 func newBootstrap(cfg *rest.Config, namespace string) (*bootstrap, error) {
-	scheme, err := controller.Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

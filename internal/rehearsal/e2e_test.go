@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/controller"
 )
 
 // example is the seed demo, relative to this package.
@@ -105,7 +104,7 @@ func (e *rehearsalEnv) client() client.Client {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	scheme, err := controller.Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		e.t.Fatal(err)
 	}

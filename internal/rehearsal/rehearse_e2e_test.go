@@ -26,7 +26,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -146,7 +145,7 @@ type clusterState struct {
 
 func newClusterState(t *testing.T, ctx context.Context, cfg *rest.Config) clusterState {
 	t.Helper()
-	scheme, err := controller.Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

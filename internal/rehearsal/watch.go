@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/controller"
 )
 
 // watchCluster watches the Applications of namespace and every Pod, and
@@ -20,7 +19,7 @@ import (
 // filled, with a func that reports whether every object listed at the
 // start has been sent.
 func watchCluster(ctx context.Context, cfg *rest.Config, namespace string, out chan<- observation) (sent func() bool, err error) {
-	scheme, err := controller.Scheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
 	}

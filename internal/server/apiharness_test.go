@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/auth"
 	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/server"
@@ -103,7 +103,7 @@ func newAPIHarness(t testing.TB, o harnessOptions) *apiHarness {
 	if crdsErr != nil {
 		t.Fatalf("install CRDs: %v", crdsErr)
 	}
-	scheme, err := appclient.NewScheme()
+	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
