@@ -22,6 +22,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -82,8 +83,8 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
 		// client-go's default of 5 requests per second is slow for a set
-		// of many apps; Argo CD uses 50/100.
-		cfg.QPS, cfg.Burst = 50, 100
+		// of many apps.
+		cfg.QPS = kube.NoRateLimit
 	}
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/server"
 )
 
@@ -63,8 +64,9 @@ It also serves, on --listen (every replica, leader or not):
 	f.DurationVar(&a.opts.StallTimeout, "stall-timeout", 0,
 		"how long a wave may make no progress, with unschedulable pods, before it is reported stalled (default: argocd-cm's wavecd.stall.timeout, else 2m)")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
-	f.Float32Var(&a.opts.QPS, "kube-api-qps", 100, "requests per second to the API server")
-	f.IntVar(&a.opts.Burst, "kube-api-burst", 200, "request burst to the API server")
+	f.Float32Var(&a.opts.QPS, "kube-api-qps", kube.NoRateLimit,
+		"requests per second to the API server; -1: no client-side limit, the API server's priority and fairness paces requests")
+	f.IntVar(&a.opts.Burst, "kube-api-burst", 0, "request burst to the API server, with --kube-api-qps (default: the QPS)")
 	f.StringVar(&a.opts.PprofAddr, "pprof-listen", "", "serve Go profiling endpoints on this address (off when empty)")
 	return cmd
 }

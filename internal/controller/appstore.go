@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	stdsync "sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,16 @@ func (w *written) covers(name, rv string) bool {
 	}
 	v, err := strconv.ParseUint(rv, 10, 64)
 	return err == nil && v >= last
+}
+
+// includesLast reports whether the controller wrote app name, and a copy
+// at version rv includes its last write. Unlike covers, an app the
+// controller has not written is not known to be current.
+func (w *written) includesLast(name, rv string) bool {
+	w.mu.Lock()
+	_, ok := w.rv[name]
+	w.mu.Unlock()
+	return ok && w.covers(name, rv)
 }
 
 func (w *written) set(name, rv string) {
@@ -81,4 +92,45 @@ func (r *Reconciler) patchApp(ctx context.Context, app, base *v1alpha1.Applicati
 	}
 	r.written.set(app.Name, app.ResourceVersion)
 	return nil
+}
+
+// comparedTimes remembers when the controller last compared each app. A
+// comparison that changes nothing but the timestamps is not always
+// written (see quietRefresh), so status.reconciledAt may be older.
+type comparedTimes struct {
+	mu stdsync.Mutex
+	at map[string]time.Time
+}
+
+func (c *comparedTimes) set(name string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[string]time.Time{}
+	}
+	c.at[name] = t
+}
+
+// get returns when app name was last compared by this controller.
+func (c *comparedTimes) get(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[name]
+	return t, ok
+}
+
+func (c *comparedTimes) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.at, name)
+}
+
+// lastCompared is when app was last compared: by this controller, or as
+// its status says.
+func (r *Reconciler) lastCompared(app *v1alpha1.Application) (time.Time, bool) {
+	t, ok := r.compared.get(app.Name)
+	if st := app.Status.ReconciledAt; st != nil && st.After(t) {
+		return st.Time, true
+	}
+	return t, ok
 }

@@ -40,16 +40,24 @@ type comparison struct {
 	tracking    kube.Tracking
 }
 
+// compareOptions say how to compare an app.
+type compareOptions struct {
+	render renderOptions
+	// applied are objects as a sync has just written them: newer than
+	// the live cache's copies until its watch catches up.
+	applied []*unstructured.Unstructured
+}
+
 // compare renders the app and compares it with the live objects. A render
 // or Git error is returned as it is: the caller records a condition and
 // leaves every object in place.
-func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, ro renderOptions) (*comparison, error) {
-	ro.target = tgt
-	res, err := r.renderApp(ctx, app, ro)
+func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, co compareOptions) (*comparison, error) {
+	co.render.target = tgt
+	res, err := r.renderApp(ctx, app, co.render)
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := r.diffRendered(ctx, tgt, app, res, s)
+	cmp, err := r.diffRendered(ctx, tgt, app, res, s, co.applied...)
 	if err != nil {
 		return nil, err
 	}
@@ -58,17 +66,20 @@ func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.App
 }
 
 // diffRendered compares what app rendered to with the live objects its
-// tracking finds.
-func (r *Reconciler) diffRendered(ctx context.Context, tgt *target, app *v1alpha1.Application, res *rendered, s *Settings) (*comparison, error) {
+// tracking finds, or the copies in applied where those are newer.
+func (r *Reconciler) diffRendered(ctx context.Context, tgt *target, app *v1alpha1.Application, res *rendered, s *Settings,
+	applied ...*unstructured.Unstructured) (*comparison, error) {
 	desired, err := prepareDesired(tgt, app, res.Objects, s)
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.listLive(ctx, tgt, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
+	tracking := trackingOf(s, app.Name)
+	live, err := r.listLive(ctx, tgt, app, tracking, kindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return nil, err
 	}
-	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live, tracking: trackingOf(s, app.Name)}
+	live = newest(live, applied, tracking)
+	cmp := &comparison{revisions: res.Revisions, sourceTypes: res.types, desired: desired, live: live, tracking: tracking}
 	if err := r.diffAll(ctx, tgt, app, cmp); err != nil {
 		return nil, err
 	}
@@ -106,6 +117,32 @@ func (r *Reconciler) listLive(ctx context.Context, tgt *target, app *v1alpha1.Ap
 		live = append(live, children...)
 	}
 	return live, nil
+}
+
+// newest returns live with each object replaced by its copy in applied
+// when that is newer (a higher resourceVersion) or not cached yet.
+func newest(live, applied []*unstructured.Unstructured, tracking kube.Tracking) []*unstructured.Unstructured {
+	if len(applied) == 0 {
+		return live
+	}
+	at := make(map[string]int, len(live))
+	for i, l := range live {
+		at[objKey(l)] = i
+	}
+	for _, a := range applied {
+		if !tracking.Tracks(a) {
+			continue
+		}
+		i, ok := at[objKey(a)]
+		switch {
+		case !ok:
+			at[objKey(a)] = len(live)
+			live = append(live, a)
+		case kube.NewerVersion(a.GetResourceVersion(), live[i].GetResourceVersion()):
+			live[i] = a
+		}
+	}
+	return live
 }
 
 // childApps returns the Applications tracking says belong to the app,
@@ -267,11 +304,20 @@ type objectDiff struct {
 func diffOne(ctx context.Context, tgt *target, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
 	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
 	key := objKey(desired)
-	opts := diff.Options{Ignore: ignore, Predictor: tgt.predictor(app, map[string]*unstructured.Unstructured{key: live})}
+	opts := diff.Options{Ignore: ignore}
+	if live != nil {
+		// A missing object is shown as Git has it, as Argo CD's diff
+		// does: a dry run of its creation would only add defaults, and
+		// the sync dry-runs it anyway before anything is written.
+		opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: live})
+	}
 	res := compareOne(ctx, desired, live, opts)
-	if res.Status == diff.OutOfSync {
+	if res.Status == diff.OutOfSync && (live != nil || !neverSynced(app)) {
 		if fresh, changed := confirmLive(ctx, tgt, desired, live, tracking); changed {
-			opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
+			opts.Predictor = nil
+			if fresh != nil {
+				opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
+			}
 			res = compareOne(ctx, desired, fresh, opts)
 			return logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
 		}
@@ -296,6 +342,14 @@ func compareOne(ctx context.Context, desired, live *unstructured.Unstructured, o
 			Status: diff.OutOfSync, Missing: live == nil, Text: err.Error()}
 	}
 	return res
+}
+
+// neverSynced reports an app no sync has run or been asked for: the
+// controller has written none of its objects, so one missing from the
+// cache is missing (an object someone else creates arrives as an event
+// that refreshes the app again).
+func neverSynced(app *v1alpha1.Application) bool {
+	return app.Operation == nil && app.Status.OperationState == nil && len(app.Status.History) == 0
 }
 
 // confirmLive re-reads from the API server an object whose cached copy

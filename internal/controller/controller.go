@@ -22,6 +22,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -107,13 +108,13 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	if opts.QPS > 0 {
+	if opts.QPS != 0 {
 		cfg.QPS, cfg.Burst = opts.QPS, max(opts.Burst, int(opts.QPS))
 	}
 	if cfg.QPS == 0 {
-		// client-go's default of 5 requests per second throttles every
-		// dry run and apply of a wave; Argo CD uses 50/100.
-		cfg.QPS, cfg.Burst = 100, 200
+		// client-go's default of 5 requests per second would throttle
+		// every dry run and apply of a wave.
+		cfg.QPS = kube.NoRateLimit
 	}
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {

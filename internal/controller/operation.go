@@ -38,23 +38,35 @@ func (r *Reconciler) base() context.Context {
 // runners tracks the sync operation running for each app.
 type runners struct {
 	mu      stdsync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]runner
+}
+
+// runner is one running sync operation.
+type runner struct {
+	cancel  context.CancelFunc
+	started time.Time
 }
 
 func (rs *runners) active(name string) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	_, ok := rs.running[name]
+	_, ok := rs.since(name)
 	return ok
 }
 
-func (rs *runners) start(name string, cancel context.CancelFunc) bool {
+// since returns when the operation running for app name started.
+func (rs *runners) since(name string) (time.Time, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	run, ok := rs.running[name]
+	return run.started, ok
+}
+
+func (rs *runners) start(name string, cancel context.CancelFunc, now time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if _, ok := rs.running[name]; ok {
 		return false
 	}
-	rs.running[name] = cancel
+	rs.running[name] = runner{cancel: cancel, started: now}
 	return true
 }
 
@@ -66,10 +78,10 @@ func (rs *runners) done(name string) {
 
 func (rs *runners) stop(name string) {
 	rs.mu.Lock()
-	cancel, ok := rs.running[name]
+	run, ok := rs.running[name]
 	rs.mu.Unlock()
 	if ok {
-		cancel()
+		run.cancel()
 	}
 }
 
@@ -80,6 +92,13 @@ type opRequest struct {
 	dest     *cluster.Cluster
 	target   *target
 	settings *Settings
+	// unwritten is app as last written, when a refresh changed its status
+	// since: the status is written with the next patch of app.
+	unwritten *v1alpha1.Application
+	// quiet says the refresh was not asked for (periodic, or an event)
+	// and not this controller's first of the app: one that changed
+	// nothing but the timestamps need not be written.
+	quiet bool
 }
 
 // handleOperation starts or resumes the app's requested operation, or
@@ -89,7 +108,7 @@ type opRequest struct {
 func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, error) {
 	app := req.app
 	if r.runners.active(app.Name) {
-		return 0, nil
+		return 0, r.writeRefresh(ctx, &req)
 	}
 	if app.Operation == nil {
 		op, wait := r.autoSyncOperation(app)
@@ -97,18 +116,32 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 			if wait > 0 {
 				r.requeueAfter(app, wait)
 			}
+			if err := r.writeRefresh(ctx, &req); err != nil {
+				return 0, err
+			}
 			return 0, r.setWait(ctx, app, "", "")
 		}
 		if wait, msg := r.held(ctx, req, false); msg.typ != "" {
+			if err := r.writeRefresh(ctx, &req); err != nil {
+				return 0, err
+			}
 			return wait, r.setWait(ctx, app, msg.typ, msg.text)
 		}
-		base := app.DeepCopy()
+		// The refreshed status and the operation go in one write.
+		base := req.unwritten
+		if base == nil {
+			base = app.DeepCopy()
+		}
+		req.unwritten = nil
 		app.Operation = op
 		clearWaits(&app.Status)
 		if err := r.patchApp(ctx, app, base); err != nil {
 			return 0, fmt.Errorf("request automated sync: %w", err)
 		}
 		loggerFrom(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
+	}
+	if err := r.writeRefresh(ctx, &req); err != nil {
+		return 0, err
 	}
 	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
 		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
@@ -127,20 +160,24 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 	app := req.app
 	runCtx, cancel := context.WithCancel(withLogger(r.base(), loggerFrom(ctx)))
-	if !r.runners.start(app.Name, cancel) {
+	if !r.runners.start(app.Name, cancel, r.now()) {
 		cancel()
 		return nil
 	}
 	// A runner may have finished this very operation since app was read:
-	// start only what the API server still asks for.
-	fresh := &v1alpha1.Application{}
-	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
-		!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
-		r.runners.done(app.Name)
-		cancel()
-		return client.IgnoreNotFound(err)
+	// start only what the API server still asks for. A copy at or after
+	// the controller's own last write to the app (the operation it just
+	// requested, say) already includes any runner's end.
+	if !r.written.includesLast(app.Name, app.ResourceVersion) {
+		fresh := &v1alpha1.Application{}
+		if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
+			!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
+			r.runners.done(app.Name)
+			cancel()
+			return client.IgnoreNotFound(err)
+		}
+		req.app = fresh
 	}
-	req.app = fresh
 	go r.runOperation(runCtx, req)
 	return nil
 }

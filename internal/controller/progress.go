@@ -9,17 +9,21 @@ import (
 
 // progressInterval is how long a sync's new wait message may wait before it
 // is written to the app's status.
-const progressInterval = 250 * time.Millisecond
+const progressInterval = time.Second
 
 // progressWriter saves a running sync's progress to the app's status: at
-// once when a task changed the cluster or ended (what a resumed sync must
-// know), otherwise at most every progressInterval, so a wave of quick
-// steps costs one write instead of one per step. The final state is not
-// its to write: stop it, then record the result.
+// once, before the sync goes on, when a hook was created or ended (what a
+// resumed sync must know); a wait (its explanation, or a stall) in the
+// background at most every progressInterval, so the next wave never waits
+// for a write. Other steps are not saved: a resumed sync redoes them
+// safely, and a sync that only applies ends with one write, its result.
+// The final state is not its to write: stop it, then record the result.
 type progressWriter struct {
 	save func(*wsync.State)
 
 	mu      stdsync.Mutex
+	idle    *stdsync.Cond // signalled when a save ends
+	saving  bool
 	saved   map[string]wsync.TaskPhase
 	savedAt time.Time
 	pending *wsync.State
@@ -31,7 +35,9 @@ type progressWriter struct {
 // progressInterval after the sync started: a sync that ends sooner writes
 // only its result.
 func newProgressWriter(save func(*wsync.State)) *progressWriter {
-	return &progressWriter{save: save, saved: map[string]wsync.TaskPhase{}, savedAt: time.Now()}
+	w := &progressWriter{save: save, saved: map[string]wsync.TaskPhase{}, savedAt: time.Now()}
+	w.idle = stdsync.NewCond(&w.mu)
+	return w
 }
 
 // update takes the executor's latest state.
@@ -43,14 +49,27 @@ func (w *progressWriter) update(st wsync.State) {
 		return
 	}
 	w.pending = &st
-	wait := progressInterval - time.Since(w.savedAt)
-	if w.durable(&st) || wait <= 0 {
-		w.flushLocked()
+	if !w.durable(&st) && st.Message == "" && st.Stalled == "" {
+		w.pending = nil // no wait to explain; an earlier one is over
 		return
 	}
-	if w.timer == nil {
-		w.timer = time.AfterFunc(wait, w.flush)
+	if w.durable(&st) {
+		for w.saving {
+			w.idle.Wait()
+		}
+		w.saveLocked()
+		return
 	}
+	w.scheduleLocked()
+}
+
+// scheduleLocked arranges a background save of the pending state once
+// progressInterval has passed since the last one.
+func (w *progressWriter) scheduleLocked() {
+	if w.timer != nil || w.saving || w.pending == nil || w.stopped {
+		return // the running save schedules the next when it ends
+	}
+	w.timer = time.AfterFunc(max(progressInterval-time.Since(w.savedAt), 0), w.flush)
 }
 
 // durable reports whether a hook was created or ended since the last save:
@@ -74,10 +93,15 @@ func (w *progressWriter) durable(st *wsync.State) bool {
 func (w *progressWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.flushLocked()
+	w.timer = nil
+	if !w.saving {
+		w.saveLocked()
+	}
 }
 
-func (w *progressWriter) flushLocked() {
+// saveLocked writes the pending state, unlocking while it does; then it
+// schedules a save of whatever came meanwhile.
+func (w *progressWriter) saveLocked() {
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
@@ -87,15 +111,22 @@ func (w *progressWriter) flushLocked() {
 	}
 	st := w.pending
 	w.pending = nil
+	w.saving = true
+	w.mu.Unlock()
 	w.save(st)
+	w.mu.Lock()
+	w.saving = false
 	w.savedAt = time.Now()
 	clear(w.saved)
 	for _, t := range st.Tasks {
 		w.saved[t.ID] = t.Phase
 	}
+	w.idle.Broadcast()
+	w.scheduleLocked()
 }
 
-// stop drops any unsaved progress; no write happens after it returns.
+// stop drops any unsaved progress and waits for a save under way; no
+// write happens after it returns.
 func (w *progressWriter) stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -104,5 +135,8 @@ func (w *progressWriter) stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
+	}
+	for w.saving {
+		w.idle.Wait()
 	}
 }

@@ -62,6 +62,18 @@ func TestProgressWriter(t *testing.T) {
 			t.Errorf("saved %d times after a message-only change within the interval, want 1", n)
 		}
 	})
+	t.Run("steps without a wait are not saved, and a wait that ended is dropped", func(t *testing.T) {
+		r := newRecorder()
+		w := newProgressWriter(r.save)
+		w.update(state("", applied))
+		w.update(state("waiting for Deployment web", applied))
+		w.update(state("", applied)) // the wait ended before its save
+		time.Sleep(2 * progressInterval)
+		w.stop()
+		if n := r.count(); n != 0 {
+			t.Errorf("saved %d times, want 0", n)
+		}
+	})
 	t.Run("a new wait message is saved within the interval", func(t *testing.T) {
 		r := newRecorder()
 		w := newProgressWriter(r.save)
@@ -76,6 +88,49 @@ func TestProgressWriter(t *testing.T) {
 			t.Errorf("saved %q", r.saved[0])
 		}
 	})
+}
+
+// TestProgressWriterDoesNotBlock: a wait message is written in the
+// background, so the sync goes on while the write is under way, and stop
+// returns only once that write ended.
+func TestProgressWriterDoesNotBlock(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 4)
+	var mu sync.Mutex
+	var saved []string
+	w := newProgressWriter(func(st *wsync.State) {
+		started <- struct{}{}
+		<-release
+		mu.Lock()
+		saved = append(saved, st.Message)
+		mu.Unlock()
+	})
+	w.update(state("wave 1 waits"))
+	<-started // the save is under way, and blocked
+	returned := make(chan struct{})
+	go func() {
+		w.update(state("wave 2 waits"))
+		w.update(state("wave 3 waits"))
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("update waited for a save of a wait message")
+	}
+	stopped := make(chan struct{})
+	go func() { w.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("stop returned while a save was under way")
+	case <-time.After(2 * progressInterval):
+	}
+	close(release)
+	<-stopped
+	mu.Lock()
+	defer mu.Unlock()
+	if len(saved) != 1 || saved[0] != "wave 1 waits" {
+		t.Errorf("saved %q, want only the first message (stop drops the rest)", saved)
+	}
 }
 
 func TestWrittenCovers(t *testing.T) {

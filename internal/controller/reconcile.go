@@ -39,6 +39,7 @@ type Reconciler struct {
 	refreshes *refreshSet
 	runners   *runners
 	written   written
+	compared  comparedTimes
 	settings  settingsCache
 	now       func() time.Time
 	cache     cache.Cache
@@ -63,7 +64,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *targets, repo
 		opts:        opts,
 		metrics:     metrics{m: opts.Metrics},
 		refreshes:   &refreshSet{marks: map[string]bool{}},
-		runners:     &runners{running: map[string]context.CancelFunc{}},
+		runners:     &runners{running: map[string]runner{}},
 		events:      make(chan event.GenericEvent, 256),
 		now:         now,
 		credentials: &source.SecretCredentials{Reader: reader, Namespace: opts.Namespace, Now: now},
@@ -82,6 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.readApp(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.written.forget(req.Name)
+			r.compared.forget(req.Name)
 			r.runners.stop(req.Name)
 			r.metrics.deleted(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
@@ -123,20 +125,51 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 	if err := r.clearInvalidSpec(ctx, app); err != nil {
 		return reconcile.Result{}, err
 	}
-	if kind := r.needsRefresh(app, settings); kind != noRefresh {
-		if err := r.refresh(ctx, tgt, app, proj, settings, kind); err != nil {
-			return reconcile.Result{}, err
-		}
+	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
+	pause, err := r.refreshIfDue(ctx, &req)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	wait, err := r.handleOperation(ctx, opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings})
+	wait, err := r.handleOperation(ctx, req)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	next := r.nextRefresh(app, settings)
-	if wait > 0 && (next == 0 || wait < next) {
-		next = wait
+	for _, d := range []time.Duration{wait, pause} {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
 	}
 	return reconcile.Result{RequeueAfter: next}, nil
+}
+
+// syncRefreshInterval is how often an app whose sync is running is
+// compared again on events: its objects change by the dozen while it
+// runs, and its end compares it at once.
+const syncRefreshInterval = 5 * time.Second
+
+// refreshIfDue refreshes req.app when that is due, leaving the status for
+// handleOperation to write. An implicit refresh of an app whose sync is
+// running waits until syncRefreshInterval has passed since the sync
+// started and since the last refresh; the returned duration is that wait.
+func (r *Reconciler) refreshIfDue(ctx context.Context, req *opRequest) (time.Duration, error) {
+	app := req.app
+	kind := r.needsRefresh(app, req.settings)
+	if kind == noRefresh {
+		return 0, nil
+	}
+	_, asked := app.Annotations[AnnotationRefresh]
+	last, before := r.compared.get(app.Name)
+	if started, running := r.runners.since(app.Name); running && before && !asked && kind == normalRefresh {
+		if pause := syncRefreshInterval - r.now().Sub(latest(last, started)); pause > 0 {
+			r.refreshes.mark(app.Name, false)
+			return pause, nil
+		}
+	}
+	req.quiet = before && !asked
+	var err error
+	req.unwritten, err = r.refresh(ctx, req.target, app, req.proj, req.settings, kind)
+	return 0, err
 }
 
 // refreshKind is whether and how an app is compared again.
@@ -159,10 +192,11 @@ func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) refres
 		return normalRefresh
 	}
 	st := app.Status
-	if st.ReconciledAt == nil || st.Sync.Status == "" || !sameSpec(st.Sync.ComparedTo, app) {
+	last, ok := r.lastCompared(app)
+	if !ok || st.Sync.Status == "" || !sameSpec(st.Sync.ComparedTo, app) {
 		return normalRefresh
 	}
-	if s.ReconcileTimeout > 0 && r.now().Sub(st.ReconciledAt.Time) >= s.ReconcileTimeout {
+	if s.ReconcileTimeout > 0 && r.now().Sub(last) >= s.ReconcileTimeout {
 		return normalRefresh
 	}
 	return noRefresh
@@ -175,10 +209,11 @@ func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Du
 		return 0
 	}
 	jitter := time.Duration(rand.Int64N(int64(time.Minute)))
-	if app.Status.ReconciledAt == nil {
+	last, ok := r.lastCompared(app)
+	if !ok {
 		return s.ReconcileTimeout + jitter
 	}
-	left := s.ReconcileTimeout - r.now().Sub(app.Status.ReconciledAt.Time)
+	left := s.ReconcileTimeout - r.now().Sub(last)
 	if left < time.Second {
 		left = time.Second
 	}
@@ -376,4 +411,11 @@ func clearCondition(st *v1alpha1.ApplicationStatus, typ string) {
 		}
 	}
 	st.Conditions = out
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

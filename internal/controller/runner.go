@@ -16,9 +16,12 @@ import (
 // strategy allows, and saves progress after every step.
 func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 	app := req.app
+	compared := false
 	defer func() {
 		r.runners.done(app.Name)
-		r.refreshes.mark(app.Name, false)
+		if !compared {
+			r.refreshes.mark(app.Name, false)
+		}
 		r.enqueue(app.Namespace, app.Name)
 	}()
 	log := loggerFrom(ctx)
@@ -34,7 +37,7 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 		if !resuming {
 			st = &wsync.State{}
 		}
-		revision, err := r.syncOnce(ctx, req, opState, st)
+		out, err := r.syncOnce(ctx, req, opState, st)
 		if errors.Is(err, context.Canceled) {
 			log.Info("sync interrupted; a new controller resumes it")
 			return
@@ -43,15 +46,25 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 			st.Phase, st.Message = wsync.OperationFailed, err.Error()
 		}
 		if st.Phase == wsync.OperationSucceeded || !r.retry(ctx, app, opState, st) {
-			r.finishOperation(ctx, app, opState, st, revision)
+			compared = r.finishOperation(ctx, req, opState, st, out)
 			return
 		}
 		resuming = false
 	}
 }
 
+// syncOutcome is what one sync attempt leaves behind.
+type syncOutcome struct {
+	// revision is the commit synced.
+	revision string
+	// applied are the objects the sync wrote, as the API server returned
+	// them.
+	applied []*unstructured.Unstructured
+}
+
 // syncOnce renders the app at the operation's revision and runs one sync.
-func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alpha1.OperationState, st *wsync.State) (string, error) {
+func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alpha1.OperationState, st *wsync.State) (syncOutcome, error) {
+	var out syncOutcome
 	app, tgt, s := req.app, req.target, req.settings
 	op := opState.Operation.Sync
 	if op == nil {
@@ -59,45 +72,47 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	}
 	res, err := r.renderApp(ctx, operationTarget(app, op), renderOptions{target: tgt})
 	if err != nil {
-		return "", fmt.Errorf("render: %w", err)
+		return out, fmt.Errorf("render: %w", err)
 	}
 	revision := op.Revision
 	if len(res.Revisions) > 0 {
 		revision = res.Revisions[0]
 	}
+	out.revision = revision
 	desired, err := prepareDesired(tgt, app, res.Objects, s)
 	if err != nil {
-		return revision, err
+		return out, err
 	}
 	if err := checkObjects(tgt, req.proj, desired); err != nil {
-		return revision, err
+		return out, err
 	}
 	live, err := r.listLive(ctx, tgt, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
 	if err != nil {
-		return revision, err
+		return out, err
 	}
 	desired, live = selectResources(op.Resources, desired, live)
 	opts, err := r.syncOptions(tgt, app, op, s, revision)
 	if err != nil {
-		return revision, err
+		return out, err
 	}
 	progress := newProgressWriter(func(saved *wsync.State) { r.saveProgress(ctx, app, opState, saved, revision) })
 	defer progress.stop()
 	opts.OnProgress = progress.update
 	plan, err := wsync.NewPlan(desired, live, opts)
 	if err != nil {
-		return revision, err
+		return out, err
 	}
 	exec, err := wsync.NewExecutor(tgt.kube, plan, opts)
 	if err != nil {
-		return revision, err
+		return out, err
 	}
 	err = exec.Run(ctx, st)
 	tgt.seedPredictions(plan)
+	out.applied = plan.LiveObjects()
 	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
-		return revision, fmt.Errorf("waiting for pruning confirmation: %w", err)
+		return out, fmt.Errorf("waiting for pruning confirmation: %w", err)
 	}
-	return revision, err
+	return out, err
 }
 
 func (r *Reconciler) syncOptions(tgt *target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
@@ -198,9 +213,13 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	}
 }
 
-// finishOperation records the final state, clears the operation and adds a
-// history entry for a successful sync.
-func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State, revision string) {
+// finishOperation records the final state, clears the operation, adds a
+// history entry for a successful sync and, in the same write, the
+// comparison that follows a sync: against the objects as the sync wrote
+// them where the live cache has not caught up yet. It reports whether
+// that write was made.
+func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState *v1alpha1.OperationState, st *wsync.State, out syncOutcome) bool {
+	app := req.app
 	now := metaNow(r.now())
 	opState.FinishedAt = &now
 	opState.Phase = v1alpha1.OperationFailed
@@ -208,7 +227,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		opState.Phase = v1alpha1.OperationSucceeded
 	}
 	opState.Message = st.Message
-	opState.SyncResult = syncResult(st, revision, app)
+	opState.SyncResult = syncResult(st, out.revision, app)
 	opState.WavecdState = nil
 	snapshot := opState.DeepCopy()
 	err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) {
@@ -216,7 +235,10 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		a.Operation = nil
 		markStalled(&a.Status, st, r.now())
 		if snapshot.Phase == v1alpha1.OperationSucceeded && !snapshot.Operation.Sync.DryRun {
-			addHistory(a, snapshot, revision)
+			addHistory(a, snapshot, out.revision)
+		}
+		if err := r.compareInto(ctx, req.target, a, req.proj, req.settings, compareOptions{applied: out.applied}); err == nil {
+			r.compared.set(a.Name, a.Status.ReconciledAt.Time)
 		}
 	})
 	if err != nil {
@@ -224,6 +246,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	r.metrics.synced(app, snapshot.Phase)
 	loggerFrom(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
+	return err == nil
 }
 
 func addHistory(a *v1alpha1.Application, opState *v1alpha1.OperationState, revision string) {

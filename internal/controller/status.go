@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -17,18 +18,33 @@ import (
 
 var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind}
 
-// refresh compares the app and writes the result into its status. A failed
-// comparison keeps the last known resources and sets ComparisonError.
-func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
+// refresh compares the app and puts the result into its status. It
+// returns the app as it was before, for the caller to write the change
+// with whatever else it decides (an automated sync's operation) in one
+// patch. A failed comparison keeps the last known resources and sets
+// ComparisonError.
+func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) (*v1alpha1.Application, error) {
 	base := app.DeepCopy()
 	delete(app.Annotations, AnnotationRefresh)
 	if len(base.Annotations) != len(app.Annotations) {
 		if err := r.patchApp(ctx, app, base); err != nil {
-			return fmt.Errorf("clear refresh annotation: %w", err)
+			return nil, fmt.Errorf("clear refresh annotation: %w", err)
 		}
 		base = app.DeepCopy()
 	}
-	cmp, err := r.compare(ctx, tgt, app, s, renderOptions{fresh: kind == hardRefresh})
+	if err := r.compareInto(ctx, tgt, app, proj, s, compareOptions{render: renderOptions{fresh: kind == hardRefresh}}); err != nil {
+		return nil, err
+	}
+	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
+	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
+	return base, nil
+}
+
+// compareInto compares the app and puts the result into its status. Only
+// the controller stopping is an error: a failed comparison is the
+// ComparisonError condition.
+func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, co compareOptions) error {
+	cmp, err := r.compare(ctx, tgt, app, s, co)
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened
 	}
@@ -49,10 +65,30 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.App
 		r.applyComparison(app, cmp, now)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
-	if err := r.patchApp(ctx, app, base); err != nil {
+	return nil
+}
+
+// reconciledAtMaxAge is how old status.reconciledAt may grow while quiet
+// refreshes find nothing else to write.
+const reconciledAtMaxAge = 10 * time.Minute
+
+// writeRefresh writes what a refresh put into req.app's status, if that
+// is not written yet. A quiet refresh that changed only the timestamps is
+// not written while the written ones are recent: an idle app costs no
+// writes, and its parent and the API server's watchers no events.
+func (r *Reconciler) writeRefresh(ctx context.Context, req *opRequest) error {
+	if req.unwritten == nil {
+		return nil
+	}
+	base := req.unwritten
+	req.unwritten = nil
+	if req.quiet && onlyTimestamps(req.app, base) && base.Status.ReconciledAt != nil &&
+		r.now().Sub(base.Status.ReconciledAt.Time) < reconciledAtMaxAge {
+		return nil
+	}
+	if err := r.patchApp(ctx, req.app, base); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
-	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
 	return nil
 }
 
@@ -169,4 +205,12 @@ func images(objs []*unstructured.Unstructured) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// onlyTimestamps reports whether app differs from base in nothing but the
+// comparison timestamps.
+func onlyTimestamps(app, base *v1alpha1.Application) bool {
+	a := app.DeepCopy()
+	a.Status.ReconciledAt, a.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
+	return equality.Semantic.DeepEqual(a, base)
 }

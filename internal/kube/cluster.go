@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +27,28 @@ type Ref struct {
 	GVK       schema.GroupVersionKind
 	Namespace string
 	Name      string
+}
+
+// NoRateLimit is the rest.Config QPS that turns client-go's client-side
+// rate limiter off. The API server's priority and fairness paces clients
+// instead, as SIG API Machinery advises and controller-runtime defaults
+// to: a limit of a hundred requests per second made a bootstrap of 200
+// apps wait on itself for half its time.
+const NoRateLimit float32 = -1
+
+// NewerVersion reports whether resourceVersion a is newer than b. The API
+// server issues them as increasing numbers (etcd revisions); a version
+// that is not a number is never newer, and any version is newer than "".
+func NewerVersion(a, b string) bool {
+	va, err := strconv.ParseUint(a, 10, 64)
+	if err != nil {
+		return false
+	}
+	if b == "" {
+		return true
+	}
+	vb, err := strconv.ParseUint(b, 10, 64)
+	return err == nil && va > vb
 }
 
 // RefOf returns the reference of obj.

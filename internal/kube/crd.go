@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -26,20 +27,36 @@ func CRDGroupKind(crd *unstructured.Unstructured) (schema.GroupKind, bool) {
 }
 
 // WaitEstablished waits until the CustomResourceDefinition name is
-// established, then refreshes the RESTMapper so its kind maps.
+// established and its kind is in the API server's discovery (which can
+// lag behind the Established condition), refreshing the RESTMapper so
+// the kind maps.
 func (c *Cluster) WaitEstablished(ctx context.Context, name string, timeout time.Duration) error {
 	ref := Ref{GVK: crdGVK, Name: name}
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var gk schema.GroupKind
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		crd, err := c.Get(ctx, ref)
 		if err != nil {
 			return false, err
 		}
+		gk, _ = CRDGroupKind(crd)
 		return crdEstablished(crd), nil
 	})
 	if err != nil {
 		return objectError("wait established", ref, fmt.Errorf("not established: %w", err))
 	}
-	c.ResetMapper()
+	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		c.ResetMapper()
+		_, err := c.mapper.RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return objectError("wait established", ref, fmt.Errorf("kind %s not served: %w", gk, err))
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -150,7 +151,7 @@ func startRunCluster(ctx context.Context, cl localCluster, config string, ws Wor
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", ws.Kubeconfig(), err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS = kube.NoRateLimit
 	return cfg, nil
 }
 

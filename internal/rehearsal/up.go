@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -213,7 +214,7 @@ func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
 	if err != nil {
 		return fmt.Errorf("load %s: %w", s.ws.Kubeconfig(), err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS = kube.NoRateLimit
 	s.cfg = cfg
 	return nil
 }

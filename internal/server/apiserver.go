@@ -12,6 +12,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/auth"
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // APIServerOptions configure NewAPIServer.
@@ -43,7 +44,7 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 	if cfg.QPS == 0 {
 		// client-go's default of 5 requests per second would throttle a
 		// page load: each call reads settings, policy and apps.
-		cfg.QPS, cfg.Burst = 100, 200
+		cfg.QPS = kube.NoRateLimit
 	}
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -65,7 +66,8 @@ func (e *Executor) prepare(ctx context.Context, st *State) error {
 }
 
 // createNamespace creates the destination namespace (CreateNamespace)
-// before the dry run, as Argo CD does.
+// before the dry run, as Argo CD does; one that exists is left as it is.
+// A creation that finds the namespace there costs what a read would.
 func (e *Executor) createNamespace(ctx context.Context, st *State) error {
 	i := slices.IndexFunc(st.Tasks, func(t TaskState) bool { return t.Type == TaskNamespace && !t.Phase.terminal() })
 	ts, t := &st.Tasks[i], e.task(st, i)
@@ -73,24 +75,45 @@ func (e *Executor) createNamespace(ctx context.Context, st *State) error {
 		ts.Phase = TaskSkipped
 		return nil
 	}
-	live, err := e.cluster.GetOptional(ctx, t.Ref())
-	switch {
-	case err != nil:
-		return err
-	case live != nil:
-		ts.Phase = TaskSkipped
-		return nil
-	case e.opts.DryRun:
-		ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created (dry run)"
+	if e.opts.DryRun {
+		live, err := e.cluster.GetOptional(ctx, t.Ref())
+		switch {
+		case err != nil:
+			return err
+		case live != nil:
+			ts.Phase = TaskSkipped
+		default:
+			ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created (dry run)"
+		}
 		return nil
 	}
-	if _, err := e.cluster.Apply(ctx, t.Object, kube.ApplyOptions{Mode: kube.ServerSideApply}); err != nil {
+	_, err := e.cluster.Apply(ctx, t.Object, kube.ApplyOptions{Mode: kube.Create})
+	switch {
+	case err == nil:
+		ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created"
+		e.events.add(ctx, Event{Type: EventNamespace, SyncPhase: ts.SyncPhase, Task: ts.ID})
+	case e.namespaceExists(ctx, t, err):
+		ts.Phase = TaskSkipped
+	default:
 		ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
 		return e.finish(ctx, st, OperationFailed, "the namespace failed to apply: "+err.Error())
 	}
-	ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created"
-	e.events.add(ctx, Event{Type: EventNamespace, SyncPhase: ts.SyncPhase, Task: ts.ID})
+	e.namespaces = map[string]bool{ts.Name: true}
 	return nil
+}
+
+// namespaceExists reports whether a creation of t's namespace failed
+// because it exists. One may read namespaces without the right to create
+// them: a forbidden creation is followed by a read.
+func (e *Executor) namespaceExists(ctx context.Context, t *Task, createErr error) bool {
+	if apierrors.IsAlreadyExists(createErr) {
+		return true
+	}
+	if !apierrors.IsForbidden(createErr) {
+		return false
+	}
+	live, err := e.cluster.GetOptional(ctx, t.Ref())
+	return err == nil && live != nil
 }
 
 // dryRun checks every task before anything is applied; one failure fails
@@ -212,7 +235,11 @@ func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]strin
 		}
 	}
 	exists := map[string]bool{}
+	maps.Copy(exists, e.namespaces)
 	for ns := range maps.Keys(namespaces) {
+		if exists[ns] {
+			continue
+		}
 		live, err := e.cluster.GetOptional(ctx, kube.Ref{GVK: nsGVK, Name: ns})
 		if err != nil {
 			return nil, err

@@ -29,6 +29,9 @@ type Executor struct {
 	plan     *Plan
 	byID     map[string]*Task
 	events   eventLog
+	// namespaces holds the namespace this run's CreateNamespace found or
+	// created, so the dry run need not read it again.
+	namespaces map[string]bool
 }
 
 // NewExecutor returns an executor of plan on cluster.

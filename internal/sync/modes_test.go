@@ -98,6 +98,27 @@ func TestApplyModes(t *testing.T) {
 				}
 			},
 		},
+		"CreateNamespace leaves an existing namespace as it is": {
+			desired: "sync/prune-second.yaml",
+			opts:    func(o *Options, ns string) { o.Namespace, o.Sync.CreateNamespace = ns, true },
+			phase:   OperationSucceeded,
+			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
+				for _, ts := range st.Tasks {
+					if ts.Type == TaskNamespace && ts.Phase != TaskSkipped {
+						t.Errorf("namespace task %s: %s, want %s", ts.Name, ts.Phase, TaskSkipped)
+					}
+				}
+				live, err := testenv.Get(t).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, mf := range live.ManagedFields {
+					if mf.Manager == kube.FieldManager {
+						t.Errorf("the existing namespace was written: %+v", mf)
+					}
+				}
+			},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -86,6 +86,18 @@ type Plan struct {
 	Tasks []*Task
 }
 
+// LiveObjects returns the live copies of the plan's applied objects: as
+// the API server returned them when a sync wrote them, else as planned.
+func (p *Plan) LiveObjects() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, t := range p.Tasks {
+		if t.Type == TaskApply && t.Live != nil && t.Live.GetResourceVersion() != "" {
+			out = append(out, t.Live)
+		}
+	}
+	return out
+}
+
 // NewPlan builds the tasks that bring live to desired, ordered as the
 // package documentation describes. live holds the objects the application
 // tracks and whatever live objects of desired ones the caller knows.
