@@ -177,6 +177,7 @@ func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, op
 func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
 	c.rec.targets.start(ctx, c.rec.onNewInformer)
+	go c.rec.newMemoryTrimmer().run(ctx)
 	if err := c.rec.loadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started

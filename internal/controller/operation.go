@@ -60,6 +60,12 @@ func (rs *runners) since(name string) (time.Time, bool) {
 	return run.started, ok
 }
 
+func (rs *runners) count() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.running)
+}
+
 func (rs *runners) start(name string, cancel context.CancelFunc, now time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()

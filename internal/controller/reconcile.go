@@ -40,6 +40,7 @@ type Reconciler struct {
 	runners   *runners
 	written   written
 	compared  comparedTimes
+	activity  activity
 	settings  settingsCache
 	now       func() time.Time
 	cache     cache.Cache
@@ -76,6 +77,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *targets, repo
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := slog.With("app", req.Name)
 	ctx = withLogger(ctx, log)
+	r.activity.add()
 	start := time.Now()
 	// Status patches are merge patches computed against this copy: readApp
 	// never returns one older than the controller's own last write.
