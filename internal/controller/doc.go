@@ -7,11 +7,23 @@
 // its resources finalizer asks for it.
 //
 // Reconcile does bookkeeping (get, finalizer, project, dependencies, refresh
-// decision, deferred status patch); comparing (compare.go, render.go) and
-// syncing (runner.go, operation.go) live in their own files. A sync runs
-// outside the reconcile worker, in a runner per app, and saves its progress
-// in status.operationState after every step, so a new controller (after a
-// crash, or a new leader) resumes a sync where the old one stopped.
+// decision, deferred status patch); comparing (compare.go, predict.go,
+// render.go) and syncing (runner.go, operation.go) live in their own files.
+// A sync runs outside the reconcile worker, in a runner per app, and saves
+// in status.operationState what a new controller (after a crash, or a new
+// leader) needs to resume it where the old one stopped: every hook it
+// created or saw end, at once; its wait explanations in the background
+// (progress.go).
+//
+// Writes are few, because each one costs the API server and every watcher
+// an event: a refresh's status goes out with the automated sync it
+// triggers, in one patch; a sync's end writes its result together with
+// the comparison that follows it, made against the objects as the sync
+// wrote them (the live cache may lag); a refresh nobody asked for that
+// changes nothing but status.reconciledAt is not written while that is
+// under 10 minutes old; an app whose sync runs is compared on events at
+// most every 5 seconds. Once the controller is idle, the heap a burst of
+// work left free goes back to the operating system (memory.go).
 //
 // Destinations (targets.go): an app's destination.server or
 // destination.name resolves through the registered clusters

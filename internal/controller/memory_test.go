@@ -9,8 +9,8 @@ func TestMemoryTrimmer(t *testing.T) {
 		release bool
 	}{
 		"idle with a burst's heap left free releases it": {free: 64 << 20, release: true},
-		"busy keeps the heap for the work":                {busy: true, free: 64 << 20},
-		"idle with little free does nothing":              {free: 1 << 20},
+		"busy keeps the heap for the work":               {busy: true, free: 64 << 20},
+		"idle with little free does nothing":             {free: 1 << 20},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
