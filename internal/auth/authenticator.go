@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -47,6 +48,7 @@ func New(o Options) *Authenticator {
 	if o.Limiter == nil {
 		o.Limiter = NewLimiter(LimiterOptions{Now: o.Now})
 	}
+	dummyHash() // now, so that the first login of an unknown user is not slower
 	return &Authenticator{opts: o, revoked: newRevocations()}
 }
 
@@ -65,8 +67,13 @@ func (e *ThrottledError) Error() string {
 }
 
 // dummyHash is compared when the user does not exist, so a login takes
-// as long for an unknown user as for a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("wavecd-no-such-user"), bcrypt.DefaultCost)
+// as long for an unknown user as for a wrong password. New makes it, so a
+// program that imports the package without logging users in (the CLI)
+// does not pay for it at start-up.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("wavecd-no-such-user"), bcrypt.DefaultCost)
+	return h
+})
 
 // Login checks a username and password from a client address and returns
 // a session token and its claims. Errors: ErrBadCredentials,
@@ -80,10 +87,12 @@ func (a *Authenticator) Login(ctx context.Context, username, password, clientIP 
 		return "", Claims{}, err
 	}
 	acct := st.Accounts[username]
-	hash := dummyHash
 	usable := acct != nil && acct.Enabled && acct.Has(CapabilityLogin) && acct.PasswordHash != ""
+	var hash []byte
 	if usable {
 		hash = []byte(acct.PasswordHash)
+	} else {
+		hash = dummyHash()
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || !usable {
 		a.opts.Limiter.Failed(username, clientIP)

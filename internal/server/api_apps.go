@@ -84,47 +84,48 @@ func cleanApp(u *unstructured.Unstructured) map[string]any {
 }
 
 // authorizedApp reads the app named in the path and checks that s may do
-// action on it. On failure it writes the error and returns nil. A missing
-// app is 404 only to a user who could get it, 403 to others, so names do
-// not leak.
-func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, action string) (*v1alpha1.Application, *unstructured.Unstructured) {
+// action on it; it also returns the enforcer it checked with, for handlers
+// that check more. On failure it writes the error and returns a nil app. A
+// missing app is 404 only to a user who could get it, 403 to others, so
+// names do not leak.
+func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, action string) (*v1alpha1.Application, *unstructured.Unstructured, *rbac.Enforcer) {
 	name := r.PathValue("name")
 	enf, err := a.enforcer(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	raw, err := a.appClient(s).GetRaw(r.Context(), name)
 	var nf *appclient.NotFoundError
 	if errors.As(err, &nf) {
 		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, "*/"+name) {
 			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, "*/"+name, s))
-			return nil, nil
+			return nil, nil, nil
 		}
 		writeError(w, http.StatusNotFound, err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
 		writeError(w, statusOf(err), err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	app := &v1alpha1.Application{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.Object, app); err != nil {
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("decode application %q: %w", name, err))
-		return nil, nil
+		return nil, nil, nil
 	}
 	if !enf.Allowed(s.subject(), rbac.ResourceApplications, action, appObject(app)) {
 		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, appObject(app), s))
-		return nil, nil
+		return nil, nil, nil
 	}
-	return app, raw
+	return app, raw, enf
 }
 
 // getApp is GET /api/v1/applications/{name}; ?refresh=normal|hard asks
 // the controller for a refresh and waits (up to RefreshWait) until it is
 // done.
 func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
-	app, raw := a.authorizedApp(w, r, s, rbac.ActionGet)
+	app, raw, _ := a.authorizedApp(w, r, s, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -189,7 +190,7 @@ func (a *API) syncApp(w http.ResponseWriter, r *http.Request, s *session) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
 	if app == nil {
 		return
 	}
@@ -233,7 +234,7 @@ func (a *API) rollbackApp(w http.ResponseWriter, r *http.Request, s *session) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
 	if app == nil {
 		return
 	}
@@ -257,7 +258,7 @@ func (a *API) deleteApp(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionDelete)
+	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionDelete)
 	if app == nil {
 		return
 	}

@@ -18,13 +18,9 @@ import (
 )
 
 // appTree reads app's tree of child Applications, leaving out children s
-// may not get.
-func (a *API) appTree(ctx context.Context, s *session, name string) (*appclient.AppTree, error) {
+// may not get by enf.
+func (a *API) appTree(ctx context.Context, s *session, enf *rbac.Enforcer, name string) (*appclient.AppTree, error) {
 	t, err := (&appclient.Get{Client: a.appClient(s), Name: name}).Run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	enf, err := a.enforcer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -42,23 +38,23 @@ func (a *API) appTree(ctx context.Context, s *session, name string) (*appclient.
 	return t, nil
 }
 
-// buildTree returns the resource tree of the app s may get.
-func (a *API) buildTree(ctx context.Context, s *session, name string) (*appclient.AppTree, *appclient.ApplicationTree, error) {
-	t, err := a.appTree(ctx, s, name)
+// buildTree returns the resource tree of the app, without the child apps s
+// may not get by enf.
+func (a *API) buildTree(ctx context.Context, s *session, enf *rbac.Enforcer, name string) (*appclient.ApplicationTree, error) {
+	t, err := a.appTree(ctx, s, enf, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tree, err := (&appclient.ResourceTree{Client: a.appClient(s)}).Build(ctx, t)
-	return t, tree, err
+	return (&appclient.ResourceTree{Client: a.appClient(s)}).Build(ctx, t)
 }
 
 // resourceTree is GET /api/v1/applications/{name}/resource-tree.
 func (a *API) resourceTree(w http.ResponseWriter, r *http.Request, s *session) {
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionGet)
+	app, _, enf := a.authorizedApp(w, r, s, rbac.ActionGet)
 	if app == nil {
 		return
 	}
-	_, tree, err := a.buildTree(r.Context(), s, app.Name)
+	tree, err := a.buildTree(r.Context(), s, enf, app.Name)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -170,7 +166,7 @@ func (a *API) readLive(ctx context.Context, r v1alpha1.ResourceStatus) (*unstruc
 
 // managedResourcesHandler is GET /api/v1/applications/{name}/managed-resources.
 func (a *API) managedResourcesHandler(w http.ResponseWriter, r *http.Request, s *session) {
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionGet)
+	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -186,14 +182,14 @@ func (a *API) managedResourcesHandler(w http.ResponseWriter, r *http.Request, s 
 // of the app or, with resourceNamespace and resourceName, of one object of
 // its resource tree.
 func (a *API) events(w http.ResponseWriter, r *http.Request, s *session) {
-	app, _ := a.authorizedApp(w, r, s, rbac.ActionGet)
+	app, _, enf := a.authorizedApp(w, r, s, rbac.ActionGet)
 	if app == nil {
 		return
 	}
 	q := r.URL.Query()
 	ns, name, uid := app.Namespace, app.Name, string(app.UID)
 	if rn := q.Get("resourceName"); rn != "" {
-		_, tree, err := a.buildTree(r.Context(), s, app.Name)
+		tree, err := a.buildTree(r.Context(), s, enf, app.Name)
 		if err != nil {
 			writeError(w, statusOf(err), err)
 			return

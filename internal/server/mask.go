@@ -6,23 +6,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/kube"
 )
-
-// lastApplied holds a copy of an object as applied by kubectl: for a
-// Secret, its values in clear.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // maskSecret returns a copy of a core Secret whose data and stringData
 // values are runs of `+` (equal values, equal runs; at least 8), as Argo
-// CD shows them, without the last-applied annotation. Other objects are
-// returned as they are.
+// CD shows them, without the last-applied annotation (which holds the
+// values in clear). Other objects are returned as they are.
 func maskSecret(u *unstructured.Unstructured) *unstructured.Unstructured {
 	if u == nil || u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
 		return u
 	}
 	out := diff.MaskSecretValues(u, map[string]string{})
-	if ann := out.GetAnnotations(); ann[lastApplied] != "" {
-		delete(ann, lastApplied)
+	if ann := out.GetAnnotations(); ann[kube.AnnotationLastApplied] != "" {
+		delete(ann, kube.AnnotationLastApplied)
 		out.SetAnnotations(ann)
 	}
 	return out

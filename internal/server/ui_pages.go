@@ -100,7 +100,7 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusInternalServerError, err)
 		return
 	}
-	t, err := u.api.appTree(r.Context(), s, name)
+	t, err := u.api.appTree(r.Context(), s, enf, name)
 	if err != nil || !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(t.App)) {
 		if err == nil {
 			err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, appObject(t.App), s)
@@ -149,7 +149,7 @@ func syncPolicy(app *v1alpha1.Application) string {
 // diffFragment renders the diff of every object that differs, unified or
 // side by side (?view=split).
 func (u *ui) diffFragment(w http.ResponseWriter, r *http.Request, s *session) {
-	app, _ := u.api.authorizedApp(w, r, s, rbac.ActionGet)
+	app, _, _ := u.api.authorizedApp(w, r, s, rbac.ActionGet)
 	if app == nil {
 		return
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -48,13 +49,6 @@ func kindIcon(kind string) string {
 	return b.String()
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // ago is a rough "3m ago".
 func ago(t time.Time) string {
 	if t.IsZero() {
@@ -83,12 +77,12 @@ type appCard struct {
 func newAppCard(app *v1alpha1.Application) appCard {
 	c := appCard{
 		Name: app.Name, Project: app.Spec.Project,
-		Health: cmpOr(string(app.Status.Health.Status), "Unknown"), HealthMessage: app.Status.Health.Message,
-		Sync: cmpOr(string(app.Status.Sync.Status), "Unknown"), Revision: app.Status.Sync.Revision,
+		Health: cmp.Or(string(app.Status.Health.Status), "Unknown"), HealthMessage: app.Status.Health.Message,
+		Sync: cmp.Or(string(app.Status.Sync.Status), "Unknown"), Revision: app.Status.Sync.Revision,
 		Destination: destination(app), Automated: app.Spec.SyncPolicy.IsAutomated(),
 	}
 	if src := app.Spec.GetSources(); len(src) > 0 {
-		c.Repo, c.Path, c.Target = src[0].RepoURL, cmpOr(src[0].Path, src[0].Chart), cmpOr(src[0].TargetRevision, "HEAD")
+		c.Repo, c.Path, c.Target = src[0].RepoURL, cmp.Or(src[0].Path, src[0].Chart), cmp.Or(src[0].TargetRevision, "HEAD")
 	}
 	if op := app.Status.OperationState; op != nil && (app.Operation != nil || op.Phase == v1alpha1.OperationRunning) {
 		c.OpPhase, c.OpMessage = string(op.Phase), op.Message
@@ -100,7 +94,7 @@ func newAppCard(app *v1alpha1.Application) appCard {
 
 func destination(app *v1alpha1.Application) string {
 	d := app.Spec.Destination
-	cluster := cmpOr(d.Name, d.Server)
+	cluster := cmp.Or(d.Name, d.Server)
 	if cluster == "https://kubernetes.default.svc" {
 		cluster = "in-cluster"
 	}
@@ -275,7 +269,7 @@ func timelineRows(t *appclient.AppTree, op *v1alpha1.OperationState) []timelineR
 		for _, task := range st.Tasks {
 			rows = append(rows, timelineRow{
 				Wave: int64(task.Wave), Phase: string(task.SyncPhase), Kind: task.Kind, Namespace: task.Namespace, Name: task.Name,
-				Status: cmpOr(string(task.Result), string(task.Phase)), Message: task.Message,
+				Status: cmp.Or(string(task.Result), string(task.Phase)), Message: task.Message,
 			})
 		}
 	} else if op.SyncResult != nil {
@@ -284,7 +278,7 @@ func timelineRows(t *appclient.AppTree, op *v1alpha1.OperationState) []timelineR
 				continue
 			}
 			rows = append(rows, timelineRow{
-				Wave: waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name], Phase: cmpOr(r.SyncPhase, "Sync"),
+				Wave: waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name], Phase: cmp.Or(r.SyncPhase, "Sync"),
 				Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Status: string(r.Status), HookPhase: r.HookPhase, Message: r.Message,
 			})
 		}
@@ -328,7 +322,7 @@ func historyRows(app *v1alpha1.Application) []historyRow {
 			rev = strings.Join(e.Revisions, ", ")
 		}
 		out = append(out, historyRow{
-			ID: e.ID, Revision: rev, Source: strings.TrimSuffix(src.RepoURL+" "+cmpOr(src.Path, src.Chart), " "),
+			ID: e.ID, Revision: rev, Source: strings.TrimSuffix(src.RepoURL+" "+cmp.Or(src.Path, src.Chart), " "),
 			InitiatedBy: e.InitiatedBy.Username, DeployedAt: e.DeployedAt.Time, Ago: ago(e.DeployedAt.Time), Latest: i == len(h)-1,
 		})
 	}
