@@ -31,24 +31,29 @@ type written struct {
 // covers reports whether a copy at version rv includes the controller's
 // last write to app name.
 func (w *written) covers(name, rv string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	last, ok := w.rv[name]
-	if !ok {
-		return true
-	}
-	v, err := strconv.ParseUint(rv, 10, 64)
-	return err == nil && v >= last
+	last, ok := w.last(name)
+	return !ok || atLeast(rv, last)
 }
 
 // includesLast reports whether the controller wrote app name, and a copy
 // at version rv includes its last write. Unlike covers, an app the
 // controller has not written is not known to be current.
 func (w *written) includesLast(name, rv string) bool {
+	last, ok := w.last(name)
+	return ok && atLeast(rv, last)
+}
+
+func (w *written) last(name string) (uint64, bool) {
 	w.mu.Lock()
-	_, ok := w.rv[name]
-	w.mu.Unlock()
-	return ok && w.covers(name, rv)
+	defer w.mu.Unlock()
+	last, ok := w.rv[name]
+	return last, ok
+}
+
+// atLeast reports whether resourceVersion rv is a number no less than v.
+func atLeast(rv string, v uint64) bool {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && n >= v
 }
 
 func (w *written) set(name, rv string) {

@@ -20,6 +20,7 @@ import (
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // comparison is the outcome of one refresh: what Git wants, what runs,
@@ -323,7 +324,7 @@ func diffOne(ctx context.Context, tgt *target, app *v1alpha1.Application, desire
 
 func logDrift(ctx context.Context, d objectDiff) objectDiff {
 	if d.res.Status == diff.OutOfSync {
-		loggerFrom(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
+		logctx.From(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
 	}
 	return d
 }

@@ -111,11 +111,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if opts.QPS != 0 {
 		cfg.QPS, cfg.Burst = opts.QPS, max(opts.Burst, int(opts.QPS))
 	}
-	if cfg.QPS == 0 {
-		// client-go's default of 5 requests per second would throttle
-		// every dry run and apply of a wave.
-		cfg.QPS = kube.NoRateLimit
-	}
+	kube.DefaultRateLimit(cfg)
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // The resources finalizers: foreground (the plain name) and background.
@@ -39,7 +40,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 	if isDestinationError(err) {
 		// As Argo CD: objects in a cluster that is no longer registered
 		// cannot be deleted; the app goes without them.
-		loggerFrom(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
+		logctx.From(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
 		return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)
 	}
 	if err != nil {
@@ -58,7 +59,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		}
 	}
 	if len(live) > 0 {
-		loggerFrom(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
+		logctx.From(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
 		return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
 	}
 	return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	stdsync "sync"
@@ -22,12 +21,7 @@ import (
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("WAVECD_TEST_DEBUG") != "" {
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 var crdsOnce stdsync.Once
 

@@ -15,6 +15,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -144,7 +145,7 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 		if err := r.patchApp(ctx, app, base); err != nil {
 			return 0, fmt.Errorf("request automated sync: %w", err)
 		}
-		loggerFrom(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
+		logctx.From(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
 	}
 	if err := r.writeRefresh(ctx, &req); err != nil {
 		return 0, err
@@ -165,7 +166,7 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 // startRunner runs the app's operation in a runner of its own.
 func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 	app := req.app
-	runCtx, cancel := context.WithCancel(withLogger(r.base(), loggerFrom(ctx)))
+	runCtx, cancel := context.WithCancel(logctx.With(r.base(), logctx.From(ctx)))
 	if !r.runners.start(app.Name, cancel, r.now()) {
 		cancel()
 		return nil
@@ -226,7 +227,7 @@ func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ
 		return fmt.Errorf("write wait condition: %w", err)
 	}
 	if typ != "" {
-		loggerFrom(ctx).Info("sync waits", "condition", typ, "message", text)
+		logctx.From(ctx).Info("sync waits", "condition", typ, "message", text)
 	}
 	return nil
 }

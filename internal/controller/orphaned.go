@@ -10,6 +10,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // orphanedWarning counts, when the app's project asks for it
@@ -35,7 +36,7 @@ func orphanedWarning(ctx context.Context, cluster *kube.Cluster, app *v1alpha1.A
 	if len(orphans) == 0 {
 		return "", nil
 	}
-	loggerFrom(ctx).Debug("orphaned resources", "objects", orphans)
+	logctx.From(ctx).Debug("orphaned resources", "objects", orphans)
 	return fmt.Sprintf("Application has %d orphaned resources", len(orphans)), nil
 }
 
@@ -45,7 +46,7 @@ func (r *Reconciler) checkOrphans(ctx context.Context, tgt *target, app *v1alpha
 	msg, err := orphanedWarning(ctx, tgt.kube, app, proj, r.installationID())
 	switch {
 	case err != nil:
-		loggerFrom(ctx).Warn("look for orphaned resources", "err", err)
+		logctx.From(ctx).Warn("look for orphaned resources", "err", err)
 	case msg == "":
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning)
 	default:

@@ -49,11 +49,12 @@ func (w *progressWriter) update(st wsync.State) {
 		return
 	}
 	w.pending = &st
-	if !w.durable(&st) && st.Message == "" && st.Stalled == "" {
+	durable := w.durable(&st)
+	if !durable && st.Message == "" && st.Stalled == "" {
 		w.pending = nil // no wait to explain; an earlier one is over
 		return
 	}
-	if w.durable(&st) {
+	if durable {
 		for w.saving {
 			w.idle.Wait()
 		}

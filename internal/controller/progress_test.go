@@ -145,6 +145,12 @@ func TestWrittenCovers(t *testing.T) {
 			t.Errorf("covers(web, %q) = %v, want %v", rv, got, want)
 		}
 	}
+	if w.includesLast("never", "5") {
+		t.Error("an app never written is known to include the last write")
+	}
+	if !w.includesLast("web", "10") || w.includesLast("web", "9") {
+		t.Error("includesLast disagrees with the last write at version 10")
+	}
 	w.set("odd", "not-a-number")
 	if w.covers("odd", "99999") {
 		t.Error("a version that is not a number is covered")

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -76,7 +77,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *targets, repo
 // resumes its sync operation.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := slog.With("app", req.Name)
-	ctx = withLogger(ctx, log)
+	ctx = logctx.With(ctx, log)
 	r.activity.add()
 	start := time.Now()
 	// Status patches are merge patches computed against this copy: readApp
@@ -233,7 +234,7 @@ func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application
 	if err := r.patchApp(ctx, app, base); err != nil {
 		return fmt.Errorf("write condition %s: %w", typ, err)
 	}
-	loggerFrom(ctx).Info("condition", "type", typ, "message", message)
+	logctx.From(ctx).Info("condition", "type", typ, "message", message)
 	return nil
 }
 

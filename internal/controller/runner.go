@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -24,8 +25,7 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 		}
 		r.enqueue(app.Namespace, app.Name)
 	}()
-	log := loggerFrom(ctx)
-	ctx = wsync.WithLogger(ctx, log)
+	log := logctx.From(ctx)
 	op := *app.Operation
 	opState := app.Status.OperationState
 	resuming := opState != nil && opState.Phase == v1alpha1.OperationRunning && equalOperation(opState.Operation, op)
@@ -186,7 +186,7 @@ func (r *Reconciler) saveProgress(ctx context.Context, app *v1alpha1.Application
 		markStalled(&a.Status, st, r.now())
 	})
 	if err != nil {
-		loggerFrom(ctx).Warn("save sync progress", "err", err)
+		logctx.From(ctx).Warn("save sync progress", "err", err)
 	}
 }
 
@@ -203,7 +203,7 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	opState.WavecdState = nil
 	snapshot := opState.DeepCopy()
 	if err := r.saveState(ctx, app.Name, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
-		loggerFrom(ctx).Warn("save retry", "err", err)
+		logctx.From(ctx).Warn("save retry", "err", err)
 	}
 	select {
 	case <-ctx.Done():
@@ -242,10 +242,10 @@ func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState
 		}
 	})
 	if err != nil {
-		loggerFrom(ctx).Error("record sync result", "err", err)
+		logctx.From(ctx).Error("record sync result", "err", err)
 	}
 	r.metrics.synced(app, snapshot.Phase)
-	loggerFrom(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
+	logctx.From(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
 	return err == nil
 }
 

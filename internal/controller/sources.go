@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -53,7 +54,7 @@ func (r *Reconciler) loadMirrors(ctx context.Context) error {
 func (r *Reconciler) refreshCredentials(ctx context.Context) {
 	creds, fresh, err := r.credentials.Due(ctx)
 	if err != nil {
-		loggerFrom(ctx).Warn("repository secrets", "err", err)
+		logctx.From(ctx).Warn("repository secrets", "err", err)
 	}
 	if fresh {
 		r.engine.SetCredentials(creds)

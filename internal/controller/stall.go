@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -99,7 +100,7 @@ func missingChildren(app *v1alpha1.Application, existing map[string]bool) bool {
 func (r *Reconciler) uncreatedChildren(ctx context.Context, parent *v1alpha1.Application, existing map[string]bool) []provisionerCandidate {
 	res, err := r.renderApp(ctx, parent, renderOptions{})
 	if err != nil {
-		loggerFrom(ctx).Debug("render parent for node provisioners", "app", parent.Name, "err", err)
+		logctx.From(ctx).Debug("render parent for node provisioners", "app", parent.Name, "err", err)
 		return nil
 	}
 	var out []provisionerCandidate

@@ -14,6 +14,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind}
@@ -36,7 +37,7 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.App
 		return nil, err
 	}
 	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
-	loggerFrom(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
+	logctx.From(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
 	return base, nil
 }
 
@@ -59,7 +60,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1
 		app.Status.Sync.ComparedTo = comparedTo(app)
 		// As Argo CD: what Git wants is unknown, so is the sync status.
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
-		loggerFrom(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
+		logctx.From(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
 	} else {
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
 		r.applyComparison(app, cmp, now)

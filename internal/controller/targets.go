@@ -18,6 +18,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/render"
 )
 
@@ -55,7 +56,7 @@ func (t *target) capabilities(ctx context.Context) render.Capabilities {
 	t.versionOnce.Do(func() {
 		v, err := t.kube.ServerVersion()
 		if err != nil {
-			loggerFrom(ctx).Warn("read server version", "server", t.server, "err", err)
+			logctx.From(ctx).Warn("read server version", "server", t.server, "err", err)
 			return
 		}
 		t.version = v
@@ -202,7 +203,7 @@ func isDestinationError(err error) bool {
 // becomes valid, a removed one invalid).
 func (r *Reconciler) clusterEvents(ctx context.Context, obj client.Object) []reconcile.Request {
 	if err := r.targets.prune(ctx); err != nil {
-		loggerFrom(ctx).Warn("read cluster secrets", "err", err)
+		logctx.From(ctx).Warn("read cluster secrets", "err", err)
 	}
 	s, ok := obj.(*corev1.Secret)
 	if !ok {

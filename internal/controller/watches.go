@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // watchManaged makes the target's live cache watch the kinds an app
@@ -25,7 +27,7 @@ func (r *Reconciler) watchManaged(ctx context.Context, tgt *target, kinds []sche
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == applicationGK })
 	}
 	if err := tgt.live.Ensure(kinds); err != nil {
-		loggerFrom(ctx).Warn("watch managed kinds", "server", tgt.server, "err", err)
+		logctx.From(ctx).Warn("watch managed kinds", "server", tgt.server, "err", err)
 	}
 }
 

@@ -36,6 +36,15 @@ type Ref struct {
 // apps wait on itself for half its time.
 const NoRateLimit float32 = -1
 
+// DefaultRateLimit leaves a QPS cfg sets alone and turns the client-side
+// rate limiter off where cfg sets none (client-go would allow 5 requests
+// per second, which throttles every wave and page load).
+func DefaultRateLimit(cfg *rest.Config) {
+	if cfg.QPS == 0 {
+		cfg.QPS = NoRateLimit
+	}
+}
+
 // NewerVersion reports whether resourceVersion a is newer than b. The API
 // server issues them as increasing numbers (etcd revisions); a version
 // that is not a number is never newer, and any version is newer than "".

@@ -41,11 +41,7 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		o.Namespace = appclient.DefaultNamespace
 	}
 	cfg = rest.CopyConfig(cfg)
-	if cfg.QPS == 0 {
-		// client-go's default of 5 requests per second would throttle a
-		// page load: each call reads settings, policy and apps.
-		cfg.QPS = kube.NoRateLimit
-	}
+	kube.DefaultRateLimit(cfg)
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err

@@ -2,10 +2,11 @@ package sync
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // EventType names what the executor did.
@@ -60,7 +61,7 @@ func (l *eventLog) add(ctx context.Context, e Event) {
 	l.mu.Lock()
 	l.events = append(l.events, e)
 	l.mu.Unlock()
-	loggerFrom(ctx).Debug("sync event", "type", e.Type, "phase", e.SyncPhase, "wave", e.Wave, "task", e.Task, "message", e.Message)
+	logctx.From(ctx).Debug("sync event", "type", e.Type, "phase", e.SyncPhase, "wave", e.Wave, "task", e.Task, "message", e.Message)
 	if l.notify != nil {
 		l.notify(e)
 	}
@@ -70,19 +71,4 @@ func (l *eventLog) list() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.events)
-}
-
-type loggerKey struct{}
-
-// WithLogger returns a context whose executor logs to logger.
-func WithLogger(ctx context.Context, logger *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey{}, logger)
-}
-
-// loggerFrom returns the context's logger, slog's default without one.
-func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return slog.Default()
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,6 +54,10 @@ type Options struct {
 
 var current *Env
 
+// DebugEnv, set to anything, makes the tests log at debug level to stderr
+// (every sync step, every drift found).
+const DebugEnv = "WAVECD_TEST_DEBUG"
+
 // Main starts a local cluster, runs the package's tests, stops the cluster
 // and returns the exit code for os.Exit. A cluster that cannot start fails
 // the whole package with the reason.
@@ -60,6 +65,9 @@ func Main(m *testing.M) int { return MainWith(m, Options{}) }
 
 // MainWith is Main with a cluster shaped by o.
 func MainWith(m *testing.M, o Options) int {
+	if os.Getenv(DebugEnv) != "" {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
 	env, stop, err := start(context.Background(), o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
