@@ -3,6 +3,7 @@ package appclient
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -98,7 +99,7 @@ func (a *ResourceTree) Build(ctx context.Context, t *AppTree) (*ApplicationTree,
 	if reader == nil {
 		reader = a.Client.Kube
 	}
-	b := &treeBuilder{reader: reader, objects: map[objectKey]*unstructured.Unstructured{}, namespaces: map[string]bool{}}
+	b := &treeBuilder{reader: reader, namespaces: map[string]bool{}, listed: map[string][]unstructured.Unstructured{}}
 	if err := b.addApp(ctx, t, nil); err != nil {
 		return nil, err
 	}
@@ -108,12 +109,10 @@ func (a *ResourceTree) Build(ctx context.Context, t *AppTree) (*ApplicationTree,
 	return &ApplicationTree{Nodes: b.nodes}, nil
 }
 
-type objectKey struct{ group, kind, namespace, name string }
-
 type treeBuilder struct {
-	reader     client.Reader
-	nodes      []ResourceNode
-	objects    map[objectKey]*unstructured.Unstructured
+	reader client.Reader
+	nodes  []ResourceNode
+	// namespaces are those of the managed objects, where addOwned looks.
 	namespaces map[string]bool
 	listed     map[string][]unstructured.Unstructured // "gvk|namespace" -> objects
 }
@@ -135,7 +134,9 @@ func (b *treeBuilder) addApp(ctx context.Context, t *AppTree, parent *ResourceRe
 		}
 		if obj != nil {
 			fill(&n, obj)
-			b.namespaces[obj.GetNamespace()] = obj.GetNamespace() != ""
+			if ns := obj.GetNamespace(); ns != "" {
+				b.namespaces[ns] = true
+			}
 		}
 		b.nodes = append(b.nodes, n)
 		child, ok := t.Children[r.Name]
@@ -173,9 +174,6 @@ func (b *treeBuilder) list(ctx context.Context, gvk schema.GroupVersionKind, nam
 	if items, ok := b.listed[key]; ok {
 		return items, nil
 	}
-	if b.listed == nil {
-		b.listed = map[string][]unstructured.Unstructured{}
-	}
 	var list unstructured.UnstructuredList
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	var opts []client.ListOption
@@ -194,14 +192,7 @@ func (b *treeBuilder) list(ctx context.Context, gvk schema.GroupVersionKind, nam
 // the namespaces of the managed objects.
 func (b *treeBuilder) addOwned(ctx context.Context) error {
 	byOwner := map[types.UID][]*unstructured.Unstructured{}
-	namespaces := make([]string, 0, len(b.namespaces))
-	for ns, ok := range b.namespaces {
-		if ok {
-			namespaces = append(namespaces, ns)
-		}
-	}
-	slices.Sort(namespaces)
-	for _, ns := range namespaces {
+	for _, ns := range slices.Sorted(maps.Keys(b.namespaces)) {
 		for _, gvk := range ownedKinds {
 			items, err := b.list(ctx, gvk, ns)
 			if err != nil {

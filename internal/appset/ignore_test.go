@@ -53,7 +53,7 @@ func TestKeepIgnored(t *testing.T) {
 		{
 			desc:    "a pointer without a leading slash",
 			rules:   []v1alpha1.ApplicationSetResourceIgnoreDifferences{{JSONPointers: []string{"spec"}}},
-			wantErr: "must start with /",
+			wantErr: "does not start with /",
 		},
 		{
 			desc:    "a jq syntax error",

@@ -6,10 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/auth"
 )
@@ -54,26 +51,14 @@ func (a *initialPasswordAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := secretClient(cfg)
+	c, err := appclient.New(cfg, a.namespace, "")
 	if err != nil {
 		return err
 	}
-	pw, err := (auth.Store{Client: c, Namespace: a.namespace}).InitialPassword(ctx)
+	pw, err := (auth.Store{Client: c.Kube, Namespace: a.namespace}).InitialPassword(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(a.out, pw)
 	return nil
-}
-
-func secretClient(cfg *rest.Config) (client.Client, error) {
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
-	}
-	return c, nil
 }

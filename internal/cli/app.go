@@ -30,8 +30,7 @@ const appExample = `  # list the apps of the argocd namespace
 
 // appFlags are the flags every `app` command shares.
 type appFlags struct {
-	kube      kubeFlags
-	namespace string
+	namespaceFlags
 }
 
 func newAppCommand(s Streams) *cobra.Command {
@@ -43,8 +42,7 @@ func newAppCommand(s Streams) *cobra.Command {
 		Long:    appLong,
 		Example: appExample,
 	}
-	f.kube.addTo(cmd.PersistentFlags())
-	cmd.PersistentFlags().StringVarP(&f.namespace, "namespace", "n", appclient.DefaultNamespace, "namespace of the Applications")
+	f.addTo(cmd.PersistentFlags(), "namespace of the Applications")
 	cmd.AddCommand(
 		newAppListCommand(s, f), newAppGetCommand(s, f), newAppHistoryCommand(s, f),
 		newAppSyncCommand(s, f), newAppRollbackCommand(s, f), newAppWaitCommand(s, f),

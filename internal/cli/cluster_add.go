@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
 )
 
@@ -40,7 +39,7 @@ const clusterAddExample = `  # register the cluster of context staging, labelled
   # a controller in a pod reaches the cluster at another address
   wavecd cluster add kind-edge --in-cluster-server https://edge-control-plane:6443`
 
-func newClusterAddCommand(s Streams, f *clusterFlags) *cobra.Command {
+func newClusterAddCommand(s Streams, f *namespaceFlags) *cobra.Command {
 	a := &clusterAdd{}
 	var labels []string
 	cmd := &cobra.Command{
@@ -55,7 +54,7 @@ func newClusterAddCommand(s Streams, f *clusterFlags) *cobra.Command {
 				return err
 			}
 			a.Context, a.Kubeconfig, a.Namespace = args[0], f.kube.kubeconfig, f.namespace
-			if _, a.Home, err = f.home(); err != nil {
+			if _, a.Home, err = f.connect(); err != nil {
 				return err
 			}
 			res, err := a.Run(cmd.Context())
@@ -99,15 +98,11 @@ func (a *clusterAdd) Run(ctx context.Context) (*clusterAdded, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	target, err := client.New(cfg, client.Options{Scheme: scheme})
+	target, err := newManager(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to context %s: %w", a.Context, err)
 	}
-	token, err := manager{c: target}.ensure(ctx)
+	token, err := target.ensure(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cluster of context %s: %w", a.Context, err)
 	}

@@ -20,7 +20,7 @@ import (
 // clusterProbeTimeout bounds the version request that checks a cluster.
 const clusterProbeTimeout = 5 * time.Second
 
-func newClusterListCommand(s Streams, f *clusterFlags) *cobra.Command {
+func newClusterListCommand(s Streams, f *namespaceFlags) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -36,7 +36,7 @@ stored in its Secret (in-cluster: your kubeconfig's), within 5 seconds.`,
 			if err := validateOutput(output, "wide", "json", "yaml"); err != nil {
 				return err
 			}
-			cfg, home, err := f.home()
+			cfg, home, err := f.connect()
 			if err != nil {
 				return err
 			}

@@ -11,8 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // The identity wavecd uses in a registered cluster, like Argo CD's
@@ -32,6 +35,19 @@ const tokenWait = 30 * time.Second
 // manager creates and removes wavecd's identity in a target cluster.
 type manager struct {
 	c client.Client
+}
+
+// newManager connects to the target cluster cfg points at.
+func newManager(cfg *rest.Config) (manager, error) {
+	scheme, err := v1alpha1.NewScheme()
+	if err != nil {
+		return manager{}, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return manager{}, err
+	}
+	return manager{c: c}, nil
 }
 
 // ensure creates the ClusterRole, its binding, the ServiceAccount and its

@@ -12,11 +12,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
 )
 
-func newClusterRmCommand(s Streams, f *clusterFlags) *cobra.Command {
+func newClusterRmCommand(s Streams, f *namespaceFlags) *cobra.Command {
 	a := &clusterRm{}
 	cmd := &cobra.Command{
 		Use:     "rm SERVER|NAME",
@@ -33,7 +32,7 @@ token, which it owns.`,
   wavecd cluster rm https://10.0.0.12:6443 --cleanup`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, home, err := f.home()
+			cfg, home, err := f.connect()
 			if err != nil {
 				return err
 			}
@@ -107,15 +106,11 @@ func (a *clusterRm) cleanup(ctx context.Context, c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		return err
-	}
-	target, err := client.New(cfg, client.Options{Scheme: scheme})
+	target, err := newManager(cfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	return manager{c: target}.remove(ctx)
+	return target.remove(ctx)
 }
 
 func printClusterRemoved(w io.Writer, res *clusterRemoved) error {

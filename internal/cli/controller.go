@@ -73,11 +73,7 @@ It also serves, on --listen (every replica, leader or not):
 
 // Run builds the controller and its server, and runs both until ctx ends.
 func (a *controllerAction) Run(ctx context.Context) error {
-	level := slog.LevelInfo
-	if a.verbose {
-		level = slog.LevelDebug
-	}
-	setLoggers(a.errOut, level)
+	setLoggers(a.errOut, logLevel(a.verbose))
 	mirrors, err := parseMirrorFlags(a.mirrors)
 	if err != nil {
 		return err

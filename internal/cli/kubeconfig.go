@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/appclient"
 )
@@ -26,4 +29,30 @@ func (f *kubeFlags) restConfig() (*rest.Config, error) {
 		return nil, err
 	}
 	return k.Config, nil
+}
+
+// namespaceFlags are the kubeconfig flags and the namespace (-n) that the
+// commands of a group (app, cluster, proj) share.
+type namespaceFlags struct {
+	kube      kubeFlags
+	namespace string
+}
+
+// addTo adds the flags to fs; usage describes the namespace.
+func (f *namespaceFlags) addTo(fs *pflag.FlagSet, usage string) {
+	f.kube.addTo(fs)
+	fs.StringVarP(&f.namespace, "namespace", "n", appclient.DefaultNamespace, usage)
+}
+
+// connect connects to the cluster of the kubeconfig (or --context).
+func (f *namespaceFlags) connect() (*rest.Config, client.Client, error) {
+	cfg, err := f.kube.restConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := appclient.New(cfg, f.namespace, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	return cfg, c.Kube, nil
 }

@@ -17,3 +17,11 @@ func setLoggers(w io.Writer, level slog.Level) {
 	ctrllog.SetLogger(logr.FromSlogHandler(h))
 	klog.SetLogger(logr.FromSlogHandler(h))
 }
+
+// logLevel is the level of a command's --verbose flag: debug when set.
+func logLevel(verbose bool) slog.Level {
+	if verbose {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}

@@ -29,7 +29,7 @@ const projWindowsListExample = `  # the windows of project default, as of now
   # which windows will be open tonight at 23:30 UTC
   wavecd proj windows list default --at 2026-01-05T23:30:00Z -o json`
 
-func newProjWindowsCommand(s Streams, f *projFlags) *cobra.Command {
+func newProjWindowsCommand(s Streams, f *namespaceFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "windows",
 		Aliases: []string{"window", "win"},
@@ -39,7 +39,7 @@ func newProjWindowsCommand(s Streams, f *projFlags) *cobra.Command {
 	return cmd
 }
 
-func newProjWindowsListCommand(s Streams, f *projFlags) *cobra.Command {
+func newProjWindowsListCommand(s Streams, f *namespaceFlags) *cobra.Command {
 	a := &projWindowsList{}
 	var output, at string
 	cmd := &cobra.Command{
@@ -61,7 +61,7 @@ func newProjWindowsListCommand(s Streams, f *projFlags) *cobra.Command {
 				}
 				a.At = t
 			}
-			r, err := f.reader()
+			_, r, err := f.connect()
 			if err != nil {
 				return err
 			}

@@ -73,11 +73,7 @@ func newServerCommand(s Streams) *cobra.Command {
 
 // Run serves until ctx ends.
 func (a *serverAction) Run(ctx context.Context) error {
-	level := slog.LevelInfo
-	if a.verbose {
-		level = slog.LevelDebug
-	}
-	setLoggers(a.errOut, level)
+	setLoggers(a.errOut, logLevel(a.verbose))
 	mirrors, err := parseMirrorFlags(a.mirrors)
 	if err != nil {
 		return err
