@@ -16,6 +16,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 // Annotations kept on generated apps whatever the template says: Argo CD
@@ -105,7 +106,7 @@ func (r *Reconciler) createApp(ctx context.Context, set *v1alpha1.ApplicationSet
 	if err != nil {
 		return &applyError{create: true, app: app.Name, err: err}
 	}
-	loggerFrom(ctx).Info("created application", "app", app.Name)
+	logctx.From(ctx).Info("created application", "app", app.Name)
 	return nil
 }
 
@@ -173,7 +174,7 @@ func (r *Reconciler) updateApp(ctx context.Context, set *v1alpha1.ApplicationSet
 	if err := r.client.Patch(ctx, final, client.MergeFrom(live)); err != nil {
 		return &applyError{app: gen.Name, err: err}
 	}
-	loggerFrom(ctx).Info("updated application", "app", gen.Name)
+	logctx.From(ctx).Info("updated application", "app", gen.Name)
 	return nil
 }
 
@@ -217,7 +218,7 @@ func (r *Reconciler) deleteStale(ctx context.Context, set *v1alpha1.ApplicationS
 			}
 			continue
 		}
-		loggerFrom(ctx).Info("deleted application", "app", app.Name, "keepsResources", preserveResources(set))
+		logctx.From(ctx).Info("deleted application", "app", app.Name, "keepsResources", preserveResources(set))
 	}
 	return first
 }

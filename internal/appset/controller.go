@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,11 +82,7 @@ type Controller struct {
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	opts.defaults()
 	cfg = rest.CopyConfig(cfg)
-	if cfg.QPS == 0 {
-		// client-go's default of 5 requests per second is slow for a set
-		// of many apps.
-		cfg.QPS = kube.NoRateLimit
-	}
+	kube.DefaultRateLimit(cfg)
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
@@ -213,17 +210,11 @@ func (r *Reconciler) loadMirrors(ctx context.Context) error {
 	if err != nil || cm.Data[source.MirrorsConfigKey] == "" {
 		return nil
 	}
-	fromCM, err := source.ParseMirrorsConfig(cm.Data[source.MirrorsConfigKey])
+	mirrors, err := source.ParseMirrorsConfig(cm.Data[source.MirrorsConfigKey])
 	if err != nil {
 		return err
 	}
-	mirrors := source.Mirrors{}
-	for url, p := range fromCM {
-		mirrors[url] = p
-	}
-	for url, p := range r.opts.Mirrors {
-		mirrors[url] = p
-	}
+	maps.Copy(mirrors, r.opts.Mirrors) // both normalized; the flags win
 	r.repos = source.NewRepos(source.ReposOptions{CacheDir: r.opts.CacheDir, Mirrors: mirrors})
 	return nil
 }

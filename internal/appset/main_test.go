@@ -3,7 +3,6 @@ package appset
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	stdsync "sync"
@@ -21,12 +20,7 @@ import (
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("WAVECD_TEST_DEBUG") != "" {
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 var crdsOnce stdsync.Once
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -47,7 +48,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 // Reconcile generates one set's Applications and brings the cluster and
 // the set's status in line with them.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	ctx = withLogger(ctx, slog.With("applicationset", req.Name))
+	ctx = logctx.With(ctx, slog.With("applicationset", req.Name))
 	// Read from the API server: the status patch is computed against this
 	// copy, and a stale one would undo a newer change.
 	set := &v1alpha1.ApplicationSet{}
@@ -83,7 +84,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *v1alpha1.Application
 			return reconcile.Result{}, perr
 		}
 		delay := r.failures.next(set.Name)
-		loggerFrom(ctx).Warn("applications not generated; nothing created, updated or deleted", "err", err, "retryIn", delay)
+		logctx.From(ctx).Warn("applications not generated; nothing created, updated or deleted", "err", err, "retryIn", delay)
 		return reconcile.Result{RequeueAfter: delay}, nil
 	}
 	desired := make([]v1alpha1.Application, len(gen.Apps))
@@ -117,7 +118,7 @@ func (r *Reconciler) syncApps(ctx context.Context, set *v1alpha1.ApplicationSet,
 			msg = fmt.Sprintf("%s (and %d more)", msg, len(problems)-1)
 		}
 		res.reason, res.message = v1alpha1.ApplicationSetReasonApplicationValidationError, msg
-		loggerFrom(ctx).Warn("invalid generated applications are left as they are", "problems", problems)
+		logctx.From(ctx).Warn("invalid generated applications are left as they are", "problems", problems)
 	}
 	if isRollingSync(set) {
 		plan := planRollout(set, owned, desired, r.now())
@@ -153,7 +154,7 @@ func (r *Reconciler) generate(ctx context.Context, set *v1alpha1.ApplicationSet)
 		r.results.forget(set.Name)
 		return nil, err
 	}
-	loggerFrom(ctx).Debug("generated applications", "count", len(g.Apps))
+	logctx.From(ctx).Debug("generated applications", "count", len(g.Apps))
 	r.results.put(set, epoch, now, g)
 	return g, nil
 }
@@ -195,7 +196,7 @@ func (r *Reconciler) clearRefresh(ctx context.Context, set *v1alpha1.Application
 func (r *Reconciler) refreshCredentials(ctx context.Context) {
 	creds, fresh, err := r.credentials.Due(ctx)
 	if err != nil {
-		loggerFrom(ctx).Warn("repository secrets", "err", err)
+		logctx.From(ctx).Warn("repository secrets", "err", err)
 	}
 	if fresh {
 		r.repos.SetCredentials(creds)

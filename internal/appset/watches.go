@@ -22,6 +22,7 @@ import (
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -120,7 +121,7 @@ func (r *Reconciler) clusterSecretEvents(ctx context.Context, _ *corev1.Secret) 
 	r.results.bumpClusters()
 	list := &v1alpha1.ApplicationSetList{}
 	if err := r.client.List(ctx, list, client.InNamespace(r.opts.Namespace)); err != nil {
-		loggerFrom(ctx).Warn("list applicationsets for a cluster Secret change", "err", err)
+		logctx.From(ctx).Warn("list applicationsets for a cluster Secret change", "err", err)
 		return nil
 	}
 	var out []reconcile.Request
