@@ -111,7 +111,7 @@ func newProcessController(client kubernetes.Interface, f informers.SharedInforme
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
 	if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.onNode, UpdateFunc: func(_, obj any) { c.onNode(obj) },
+		AddFunc: func(obj any) { c.onNode(nil, obj) }, UpdateFunc: c.onNode,
 	}); err != nil {
 		return nil, fmt.Errorf("watch nodes: %w", err)
 	}
@@ -123,10 +123,15 @@ func isProcessPod(p *corev1.Pod) bool {
 	return ok
 }
 
-// onNode brings back the pods waiting for a node that turned Ready.
-func (c *processController) onNode(obj any) {
+// onNode brings back the pods waiting for a node that turned Ready; the
+// updates of a node that was Ready already (heartbeats, annotations) do
+// not list the pods.
+func (c *processController) onNode(oldObj, obj any) {
 	n, ok := obj.(*corev1.Node)
 	if !ok || !isReady(n) {
+		return
+	}
+	if old, ok := oldObj.(*corev1.Node); ok && isReady(old) {
 		return
 	}
 	pods, err := c.pods.List(labels.Everything())

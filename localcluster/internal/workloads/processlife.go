@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 )
 
 // procView is what the controller knows of a pod's process.
@@ -138,25 +137,21 @@ func exitEvent(container string, exit exitInfo) event {
 	return event{warning: true, container: container, reason: "Failed", message: msg}
 }
 
-// processRunningStatus is p's status once its process started at started;
-// restart records the earlier run, whose end went unseen, as terminated.
+// processRunningStatus is p's status once its process started at started:
+// a ready start whose containers show the new process; restart records the
+// earlier run, whose end went unseen, as terminated.
 func processRunningStatus(p *corev1.Pod, started time.Time, containerID string, restart bool) *corev1.PodStatus {
 	t := metav1.NewTime(started)
-	st := p.Status.DeepCopy()
-	st.Phase = corev1.PodRunning
-	if st.StartTime == nil {
-		st.StartTime = &t
-	}
+	st := startedStatus(p, started, true)
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
-		if restart {
+		if restart { // startedStatus kept the earlier run's state and container ID
 			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cs, t, unseenExit)}
 			cs.RestartCount++
 		}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
-		cs.Ready, cs.Started, cs.ContainerID = true, ptr.To(true), containerID
+		cs.ContainerID = containerID
 	}
-	setReadiness(st, true, "", t)
 	return st
 }
 

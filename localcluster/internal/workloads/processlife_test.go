@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -142,5 +144,57 @@ func TestProcessRunningStatusCountsAnUnseenExit(t *testing.T) {
 	want := []any{int32(1), "process://200", t0.Add(time.Minute), "process://100", "Unknown"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("restarted status (-want +got):\n%s", diff)
+	}
+}
+
+func TestOnNodeBringsBackPodsOnlyWhenTheNodeTurnsReady(t *testing.T) {
+	node := func(ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	notReady, ready := node(corev1.ConditionFalse), node(corev1.ConditionTrue)
+	onNode := func(p *corev1.Pod, name, nodeName string) *corev1.Pod {
+		p.Name, p.Spec.NodeName = name, nodeName
+		return p
+	}
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, p := range []*corev1.Pod{
+		onNode(podIn("initialised", corev1.RestartPolicyAlways), "process", "n1"),
+		onNode(podIn("initialised", corev1.RestartPolicyAlways), "elsewhere", "n2"),
+		onNode(initialisedPod(corev1.RestartPolicyAlways, t0), "not-a-process", "n1"),
+	} {
+		if err := pods.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := map[string]struct {
+		event []any // old and new, or the added node
+		want  []string
+	}{
+		"added Ready":     {event: []any{ready}, want: []string{"demo/process"}},
+		"added NotReady":  {event: []any{notReady}},
+		"turned Ready":    {event: []any{notReady, ready}, want: []string{"demo/process"}},
+		"Ready already":   {event: []any{ready, ready}},
+		"turned NotReady": {event: []any{ready, notReady}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := &processController{pods: corelisters.NewPodLister(pods), queue: newQueue("test")}
+			defer c.queue.ShutDown()
+			if len(tc.event) == 1 {
+				c.onNode(nil, tc.event[0])
+			} else {
+				c.onNode(tc.event[0], tc.event[1])
+			}
+			var got []string
+			for c.queue.Len() > 0 {
+				key, _ := c.queue.Get()
+				got = append(got, key)
+				c.queue.Done(key)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("queued pods (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -20,7 +20,6 @@ const (
 	reasonCompleted          = "Completed"
 	reasonStartError         = "StartError"
 	reasonConfigError        = "CreateContainerConfigError"
-	reasonCreateError        = "CreateContainerError"
 	exitCodeFailure          = 1
 )
 
