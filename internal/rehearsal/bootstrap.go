@@ -42,6 +42,18 @@ func newBootstrap(cfg *rest.Config, namespace string) (*bootstrap, error) {
 	return &bootstrap{cfg: cfg, client: c, namespace: namespace}, nil
 }
 
+// prepare installs the CRDs, creates the namespace and applies the
+// settings objects: what the controller needs before any Application.
+func (b *bootstrap) prepare(ctx context.Context, settings []*unstructured.Unstructured) error {
+	if err := b.installCRDs(ctx); err != nil {
+		return err
+	}
+	if err := b.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	return b.applySettings(ctx, settings)
+}
+
 func (b *bootstrap) installCRDs(ctx context.Context) error {
 	ext, err := apiextensions.NewForConfig(b.cfg)
 	if err != nil {

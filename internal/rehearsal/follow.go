@@ -45,10 +45,7 @@ func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
 		}
 		p.say("web UI %s (user admin, password %s)", url, password)
 	}
-	var names []string
-	for _, a := range rootApps(s.repo.root) {
-		names = append(names, a.GetName())
-	}
+	names := rootNames(s.repo.root)
 	t := newTracker(p.start, names)
 	catchUp(p, t, events, listed)
 	b, err := newBootstrap(s.cfg, Namespace)

@@ -1,6 +1,7 @@
 package rehearsal
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -78,13 +79,7 @@ func runScenario(ctx context.Context, o runOptions) (res RunResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	if err := b.installCRDs(ctx); err != nil {
-		return res, err
-	}
-	if err := b.ensureNamespace(ctx); err != nil {
-		return res, err
-	}
-	if err := b.applySettings(ctx, st.settings); err != nil {
+	if err := b.prepare(ctx, st.settings); err != nil {
 		return res, err
 	}
 	res, err = follow(ctx, o, st, cfg, b)
@@ -151,7 +146,7 @@ func startRunCluster(ctx context.Context, cl localCluster, config string, ws Wor
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", ws.Kubeconfig(), err)
 	}
-	cfg.QPS = kube.NoRateLimit
+	kube.DefaultRateLimit(cfg)
 	return cfg, nil
 }
 
@@ -208,8 +203,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	res.Samples = smp.result(round1(end))
 	res.Timeline = rec.lines
 	for _, h := range hooks {
-		refused, _ := h.calls()
-		res.WebhookRefused += refused
+		res.WebhookRefused += h.refusedCalls()
 	}
 	return res, err
 }
@@ -302,7 +296,7 @@ func (r *timelineRecorder) Write(b []byte) (int, error) {
 	}
 	r.part = append(r.part, b...)
 	for {
-		i := indexNewline(r.part)
+		i := bytes.IndexByte(r.part, '\n')
 		if i < 0 {
 			break
 		}
@@ -310,13 +304,4 @@ func (r *timelineRecorder) Write(b []byte) (int, error) {
 		r.part = r.part[i+1:]
 	}
 	return len(b), nil
-}
-
-func indexNewline(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }

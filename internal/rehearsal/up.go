@@ -214,7 +214,7 @@ func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
 	if err != nil {
 		return fmt.Errorf("load %s: %w", s.ws.Kubeconfig(), err)
 	}
-	cfg.QPS = kube.NoRateLimit
+	kube.DefaultRateLimit(cfg)
 	s.cfg = cfg
 	return nil
 }
@@ -226,13 +226,7 @@ func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
 	if err != nil {
 		return err
 	}
-	if err := b.installCRDs(ctx); err != nil {
-		return err
-	}
-	if err := b.ensureNamespace(ctx); err != nil {
-		return err
-	}
-	if err := b.applySettings(ctx, s.settings); err != nil {
+	if err := b.prepare(ctx, s.settings); err != nil {
 		return err
 	}
 	settings := "none (argocd-cm removed)"

@@ -37,9 +37,9 @@ type webhookServer struct {
 	caBundle []byte // PEM
 	srv      *http.Server
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// refused counts the calls failed while no backend pod was Ready.
 	refused int
-	allowed int
 }
 
 // startWebhook serves spec's webhook until stop is called.
@@ -68,11 +68,11 @@ func (w *webhookServer) stop() {
 	_ = w.srv.Shutdown(ctx)
 }
 
-// calls returns how many calls were refused and allowed so far.
-func (w *webhookServer) calls() (refused, allowed int) {
+// refusedCalls returns how many calls were refused so far.
+func (w *webhookServer) refusedCalls() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.refused, w.allowed
+	return w.refused
 }
 
 func (w *webhookServer) serve(rw http.ResponseWriter, req *http.Request) {
@@ -82,14 +82,10 @@ func (w *webhookServer) serve(rw http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ready, err := w.backendReady(req.Context())
-	w.mu.Lock()
-	if ready {
-		w.allowed++
-	} else {
-		w.refused++
-	}
-	w.mu.Unlock()
 	if !ready {
+		w.mu.Lock()
+		w.refused++
+		w.mu.Unlock()
 		msg := fmt.Sprintf("no ready pod %s in %s serves this webhook", w.spec.Backend.Selector, w.spec.Backend.Namespace)
 		if err != nil {
 			msg += ": " + err.Error()
