@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,8 +32,11 @@ var demoApps = []string{"root", "app-a", "app-b"}
 // seedDemo commits the demo into a Git repository for an install in ns:
 // its Applications live in ns (the demo says argocd) and deploy to
 // <ns>-app-a and <ns>-app-b (the demo says app-a and app-b), so installs
-// side by side do not meet. It returns the repository and the root
-// Application, pointed at it; the test deletes the child namespaces.
+// side by side do not meet. Each install still needs its own installationID
+// (see idValues): every install has an app-a, and as in Argo CD an app
+// claims the objects tracked with its name unless the installation IDs
+// differ. It returns the repository and the root Application, pointed at
+// it; the test deletes the child namespaces.
 func seedDemo(t *testing.T, env *testenv.Env, ns string) (*testenv.GitRepo, *unstructured.Unstructured) {
 	t.Helper()
 	replaced := map[string]int{}
@@ -69,6 +73,30 @@ func seedDemo(t *testing.T, env *testenv.Env, ns string) (*testenv.GitRepo, *uns
 	setField(t, root, repo.Dir, "spec", "source", "helm", "valuesObject", "repoURL")
 	setField(t, root, ns, "spec", "destination", "namespace")
 	return repo, root
+}
+
+// idValues writes chart values that give the install in ns its own
+// installationID, and returns the file.
+func idValues(t *testing.T, ns string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "installation-id.yaml")
+	if err := os.WriteFile(path, []byte("configs:\n  cm:\n    installationID: "+ns+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkInstallationID asserts app-a's StatefulSet carries the install's
+// installationID, the mark that keeps the other installs' app-a off it.
+func checkInstallationID(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
+	sts, err := env.Client.AppsV1().StatefulSets(ns+"-app-a").Get(t.Context(), "redis", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("app-a's StatefulSet: %v", err)
+	}
+	if got := sts.Annotations["argocd.argoproj.io/installation-id"]; got != ns {
+		t.Errorf("app-a's StatefulSet has installation-id %q, want %q", got, ns)
+	}
 }
 
 func readObject(t *testing.T, path string) *unstructured.Unstructured {

@@ -73,7 +73,7 @@ func TestHelmInstall(t *testing.T) {
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
 	_, root := seedDemo(t, env, ns)
-	release := helmInstall(t, env, ns, processValues)
+	release := helmInstall(t, env, ns, processValues, idValues(t, ns))
 
 	ctrl := waitProcesses(t, env, ns, controllerPods, 1)[0]
 	checkCommand(t, env, ctrl, "controller", ns)
@@ -84,6 +84,7 @@ func TestHelmInstall(t *testing.T) {
 
 	applyApp(t, env, root)
 	waitSyncedHealthy(t, env, ns, demoApps, 2*time.Minute)
+	checkInstallationID(t, env, ns)
 	checkStillRunning(t, env, ns, ctrl, srv)
 }
 
@@ -97,7 +98,7 @@ func TestHelmInstallWithoutManageRule(t *testing.T) {
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
 	_, root := seedDemo(t, env, ns)
-	release := helmInstall(t, env, ns, processValues, noManageValues)
+	release := helmInstall(t, env, ns, processValues, noManageValues, idValues(t, ns))
 	waitProcesses(t, env, ns, controllerPods, 1)
 	applyApp(t, env, root)
 	refused := fmt.Sprintf("is forbidden: User %q", "system:serviceaccount:"+ns+":"+release+"-controller")

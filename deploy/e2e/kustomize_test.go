@@ -50,6 +50,7 @@ func TestKustomizeInstall(t *testing.T) {
 
 	applyApp(t, env, root)
 	waitSyncedHealthy(t, env, ns, demoApps, 2*time.Minute)
+	checkInstallationID(t, env, ns)
 	checkStillRunning(t, env, ns, ctrl, srv)
 }
 

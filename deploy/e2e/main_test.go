@@ -109,6 +109,10 @@ func runsBinary(pid int, exe string) bool {
 // processes to stop: a deleted pod takes its process with it.
 func stopsWithNamespace(t *testing.T, env *testenv.Env, ns string) {
 	t.Cleanup(func() {
+		if t.Failed() {
+			logProcessTails(t, env, ns)
+			logAppStatuses(t, env, ns)
+		}
 		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -123,6 +127,43 @@ func stopsWithNamespace(t *testing.T, env *testenv.Env, ns string) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
+}
+
+// processTailLines is how much of each process's log a failed test shows.
+const processTailLines = 40
+
+// logProcessTails shows the end of what each host process of ns wrote, so
+// a failure in CI explains itself without the cluster's directory.
+func logProcessTails(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(env.Dir, "logs", "process-"+ns+"_*.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Logf("%s: %v", f, err)
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		lines = lines[max(0, len(lines)-processTailLines):]
+		t.Logf("the last %d lines of %s:\n%s", len(lines), filepath.Base(f), strings.Join(lines, "\n"))
+	}
+}
+
+// logAppStatuses shows the resources and the last sync result of each
+// Application in ns.
+func logAppStatuses(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
+	list, err := env.Dynamic.Resource(applications).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Logf("list Applications in %s: %v", ns, err)
+		return
+	}
+	for _, app := range list.Items {
+		resources, _, _ := unstructured.NestedFieldNoCopy(app.Object, "status", "resources")
+		result, _, _ := unstructured.NestedFieldNoCopy(app.Object, "status", "operationState", "syncResult")
+		b, _ := yaml.Marshal(map[string]any{"resources": resources, "syncResult": result})
+		t.Logf("Application %s:\n%s", app.GetName(), b)
+	}
 }
 
 var (
