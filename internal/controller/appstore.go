@@ -96,6 +96,7 @@ func (r *Reconciler) patchApp(ctx context.Context, app, base *v1alpha1.Applicati
 		return err
 	}
 	r.written.set(app.Name, app.ResourceVersion)
+	r.recordChanges(base, app)
 	return nil
 }
 

@@ -9,7 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,6 +103,9 @@ const LeaderElectionID = "wavecd-application-controller"
 type Controller struct {
 	mgr manager.Manager
 	rec *Reconciler
+	// broadcaster sends the Events the reconciler records to events.
+	broadcaster record.EventBroadcaster
+	events      typedcorev1.EventInterface
 }
 
 // New builds a controller for the cluster cfg points at.
@@ -149,10 +155,24 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	rec.cache = mgr.GetCache()
+	// Events go as protobuf: a bootstrap sends hundreds, and JSON costs
+	// the controller several times the CPU.
+	eventsCfg := rest.CopyConfig(cfg)
+	eventsCfg.ContentType = runtime.ContentTypeProtobuf
+	eventsCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	core, err := typedcorev1.NewForConfig(eventsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("events client: %w", err)
+	}
+	// Core Events with client-go's correlator, as Argo CD records them:
+	// the newer events API merges events that differ only in their note.
+	broadcaster := record.NewBroadcaster()
+	host, _ := os.Hostname()
+	rec.recorder = broadcaster.NewRecorder(scheme, corev1.EventSource{Component: EventComponent, Host: host})
 	if err := rec.setup(mgr); err != nil {
 		return nil, err
 	}
-	return &Controller{mgr: mgr, rec: rec}, nil
+	return &Controller{mgr: mgr, rec: rec, broadcaster: broadcaster, events: core.Events("")}, nil
 }
 
 // buildReconciler connects a Reconciler to the cluster cfg points at; c may
@@ -171,6 +191,8 @@ func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, op
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
+	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}))
+	defer c.broadcaster.Shutdown()
 	c.rec.setBase(ctx)
 	c.rec.targets.start(ctx, c.rec.onNewInformer)
 	go c.rec.newMemoryTrimmer().run(ctx)

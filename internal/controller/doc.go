@@ -25,6 +25,15 @@
 // most every 5 seconds. Once the controller is idle, the heap a burst of
 // work left free goes back to the operating system (memory.go).
 //
+// Every write that lands also records Kubernetes Events on the app, as Argo
+// CD does (recorder.go): OperationStarted for an automated sync requested
+// or a sync a user asked for starting, OperationCompleted (a Warning when
+// it failed), ResourceUpdated for a new sync or health status; and, beyond
+// Argo CD, one per condition that appears (SyncStalled, ComparisonError,
+// DependencyWait, ...), so `kubectl describe application` tells why an
+// app waits. Events go out through client-go's correlator, in the
+// background: recording never delays a sync.
+//
 // Destinations (targets.go): an app's destination.server or
 // destination.name resolves through the registered clusters
 // (internal/cluster, the cluster Secrets of the controller's namespace). The

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -49,8 +50,10 @@ type Reconciler struct {
 	credentials *source.SecretCredentials
 	metrics     metrics
 	events      chan event.GenericEvent
-	baseMu      stdsync.Mutex
-	baseCtx     context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+	// recorder records Kubernetes Events on Applications; nil records none.
+	recorder record.EventRecorder
+	baseMu   stdsync.Mutex
+	baseCtx  context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
 // newReconciler builds a Reconciler; c may be a cached client, reader

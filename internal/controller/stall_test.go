@@ -1,16 +1,12 @@
 package controller
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	wsync "github.com/wavecd/wavecd/internal/sync"
@@ -28,35 +24,21 @@ type provisionerFixture struct {
 }
 
 func TestNodeProvisionersOf(t *testing.T) {
-	files, err := filepath.Glob("testdata/provisioners/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in testdata/provisioners: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
+	eachFixture(t, "testdata/provisioners", func(t *testing.T, f *provisionerFixture) {
+		var cands []provisionerCandidate
+		for i := range f.Candidates {
+			c := f.Candidates[i]
+			pc := provisionerCandidate{app: &c.App, parent: c.Parent, created: c.Created}
+			for _, o := range c.Objects {
+				pc.objects = append(pc.objects, &unstructured.Unstructured{Object: o})
 			}
-			var f provisionerFixture
-			if err := yaml.UnmarshalStrict(b, &f); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			var cands []provisionerCandidate
-			for i := range f.Candidates {
-				c := f.Candidates[i]
-				pc := provisionerCandidate{app: &c.App, parent: c.Parent, created: c.Created}
-				for _, o := range c.Objects {
-					pc.objects = append(pc.objects, &unstructured.Unstructured{Object: o})
-				}
-				cands = append(cands, pc)
-			}
-			got := nodeProvisionersOf(cands)
-			if diff := cmp.Diff(f.Want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("provisioners (-want +got):\n%s", diff)
-			}
-		})
-	}
+			cands = append(cands, pc)
+		}
+		got := nodeProvisionersOf(cands)
+		if diff := cmp.Diff(f.Want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("provisioners (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestMarkStalled(t *testing.T) {

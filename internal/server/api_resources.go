@@ -200,23 +200,34 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
+	list, err := a.listEvents(r.Context(), ns, name, uid)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// listEvents lists the Kubernetes events about the object named name in
+// namespace ns (any namespace when empty) and, when uid is set, with that
+// UID: the app's own, or one of its objects'.
+func (a *API) listEvents(ctx context.Context, ns, name, uid string) (*corev1.EventList, error) {
 	fields := client.MatchingFields{"involvedObject.name": name}
 	if uid != "" {
 		fields["involvedObject.uid"] = uid
 	}
-	var list corev1.EventList
+	list := &corev1.EventList{}
 	opts := []client.ListOption{fields}
 	if ns != "" {
 		opts = append(opts, client.InNamespace(ns))
 	}
-	if err := a.opts.Kube.List(r.Context(), &list, opts...); err != nil {
-		writeError(w, statusOf(err), fmt.Errorf("list events: %w", err))
-		return
+	if err := a.opts.Kube.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
 	}
 	if list.Items == nil {
 		list.Items = []corev1.Event{}
 	}
-	writeJSON(w, http.StatusOK, list)
+	return list, nil
 }
 
 func treeHas(tree *appclient.ApplicationTree, namespace, name, uid string) bool {

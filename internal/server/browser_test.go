@@ -189,7 +189,7 @@ func demoApp(ns, name, repo string, syncNow bool) *v1alpha1.Application {
 // TestBrowserDriftAndSync drives the UI in headless Chromium against the
 // real controller: log in, see the apps, open app-a and its StatefulSet,
 // scale the StatefulSet by hand, see OutOfSync and the diff, sync, see
-// Synced again.
+// Synced again and the sync among the app's events.
 func TestBrowserDriftAndSync(t *testing.T) {
 	browser := newBrowser(t)
 	env := testenv.Get(t)
@@ -262,6 +262,10 @@ func TestBrowserDriftAndSync(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#operation.op-Succeeded`)),
 		chromedp.WaitVisible(chromedp.CSS(`#app-sync .s-Synced`)),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline`)),
+	)
+	// The controller's events show on the page: who started the sync.
+	b.run("events", 30*time.Second,
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#events") || {innerText: ""}).innerText.includes("admin initiated sync to")`),
 	)
 	var sts appsv1.StatefulSet
 	if err := h.kube.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "redis"}, &sts); err != nil {

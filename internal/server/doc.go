@@ -58,11 +58,12 @@
 // login, the application tiles with health and sync badges and filters,
 // and the application page (summary, operation and what its wave waits
 // on, sync waves, resource tree, last sync timeline, history with
-// rollback, the diff unified or side by side, the sync dialog). The
-// script keeps pages live: it listens to the application event stream and
-// re-renders the changed part (?partial=1) within a fraction of a second,
-// and calls the JSON API for sync, refresh and rollback. Pages send a
-// strict Content-Security-Policy (no inline script or style).
+// rollback, the app's latest events, the diff unified or side by side,
+// the sync dialog). The script keeps pages live: it listens to the
+// application event stream and re-renders the changed part (?partial=1)
+// within a fraction of a second, and calls the JSON API for sync, refresh
+// and rollback. Pages send a strict Content-Security-Policy (no inline
+// script or style).
 //
 // What the package does not own: who a user is (internal/auth), what a
 // user may do (internal/rbac), rendering or diffing manifests

@@ -84,6 +84,8 @@ type appView struct {
 	Tree          []*treeNode
 	Waves         []waveView
 	History       []historyRow
+	Events        []eventRow
+	EventsError   string
 	Resources     []syncResource
 	CanSync       bool
 	OperationBusy bool
@@ -91,7 +93,8 @@ type appView struct {
 }
 
 // appPage is one app: summary, operation, waves, resource tree, last sync
-// timeline, history, and the sync and diff dialogs. ?partial=1 renders the
+// timeline, history, its latest Kubernetes events, and the sync and diff
+// dialogs. ?partial=1 renders the
 // live part only.
 func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
@@ -114,6 +117,11 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 		Operation: newOperationView(t), Waves: waves(app), History: historyRows(app), Resources: syncResources(app),
 		CanSync:       enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionSync, appObject(app)),
 		OperationBusy: app.Operation != nil,
+	}
+	if events, err := u.api.listEvents(r.Context(), app.Namespace, app.Name, string(app.UID)); err != nil {
+		v.EventsError = err.Error()
+	} else {
+		v.Events = eventRows(events.Items, maxEventRows)
 	}
 	tree, err := (&appclient.ResourceTree{Client: u.api.appClient(s)}).Build(r.Context(), t)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	wsync "github.com/wavecd/wavecd/internal/sync"
@@ -327,6 +329,40 @@ func historyRows(app *v1alpha1.Application) []historyRow {
 		})
 	}
 	return out
+}
+
+// maxEventRows is how many of an app's events its page shows.
+const maxEventRows = 20
+
+// eventRow is one Kubernetes event of the app.
+type eventRow struct {
+	Type, Reason, Message, Ago string
+	Count                      int32
+	Last                       time.Time
+}
+
+// eventRows returns the newest events first, at most limit of them.
+func eventRows(events []corev1.Event, limit int) []eventRow {
+	out := make([]eventRow, 0, len(events))
+	for _, e := range events {
+		last := eventTime(e)
+		out = append(out, eventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: last, Ago: ago(last)})
+	}
+	slices.SortStableFunc(out, func(a, b eventRow) int { return b.Last.Compare(a.Last) })
+	return out[:min(len(out), limit)]
+}
+
+// eventTime is when the event was last seen, whichever API recorded it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 // syncResource is one object the sync dialog offers.

@@ -1,0 +1,196 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// EventComponent is the reporting controller of the Kubernetes Events the
+// controller records on Applications.
+const EventComponent = "wavecd-application-controller"
+
+// The reasons of the events recorded on Applications: Argo CD's, and
+// otherwise the condition type that appeared.
+const (
+	ReasonOperationStarted   = "OperationStarted"
+	ReasonOperationCompleted = "OperationCompleted"
+	ReasonResourceUpdated    = "ResourceUpdated"
+)
+
+// maxEventNote is how long a message may grow, in bytes: the API server's
+// limit for the newer events API, kept for both.
+const maxEventNote = 1024
+
+// appEvent is one Kubernetes Event about an Application.
+type appEvent struct {
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
+	Note   string `json:"note"`
+}
+
+// changeEvents lists the events a write of an Application from base to
+// app makes, as Argo CD records them: an automated sync requested, an
+// operation started or completed, a new sync or health status (from the
+// second comparison on: the first only fills an empty status). A
+// condition that appears is recorded too, so `kubectl describe` and
+// `kubectl events` show why an app waits or failed without its status.
+func changeEvents(base, app *v1alpha1.Application) []appEvent {
+	out := operationEvents(base, app)
+	// An app's first comparison tells nothing new: no status to compare.
+	if base.Status.Sync.Status == "" {
+		return append(out, conditionEvents(base, app)...)
+	}
+	if was, is := base.Status.Sync.Status, app.Status.Sync.Status; was != is {
+		out = append(out, appEvent{corev1.EventTypeNormal, ReasonResourceUpdated,
+			fmt.Sprintf("Updated sync status: %s -> %s", was, is)})
+	}
+	if was, is := base.Status.Health.Status, app.Status.Health.Status; was != is {
+		out = append(out, appEvent{corev1.EventTypeNormal, ReasonResourceUpdated,
+			fmt.Sprintf("Updated health status: %s -> %s", was, is)})
+	}
+	return append(out, conditionEvents(base, app)...)
+}
+
+// operationEvents records an automated sync the write requests, the start
+// of an operation a user asked for, and an operation's end.
+func operationEvents(base, app *v1alpha1.Application) []appEvent {
+	var out []appEvent
+	if op := app.Operation; op != nil && base.Operation == nil && op.InitiatedBy.Automated && op.Sync != nil {
+		out = append(out, appEvent{corev1.EventTypeNormal, ReasonOperationStarted,
+			fmt.Sprintf("Initiated automated sync to '%s'", op.Sync.Revision)})
+	}
+	was, is := base.Status.OperationState, app.Status.OperationState
+	if is == nil {
+		return out
+	}
+	started := was == nil || !was.StartedAt.Equal(&is.StartedAt)
+	if started && !is.Operation.InitiatedBy.Automated {
+		out = append(out, appEvent{corev1.EventTypeNormal, ReasonOperationStarted,
+			fmt.Sprintf("%s initiated sync to %s", initiator(is.Operation.InitiatedBy), operationRevision(is))})
+	}
+	if is.Phase.Completed() && (started || !was.Phase.Completed()) {
+		out = append(out, completedEvent(is))
+	}
+	return out
+}
+
+func initiator(by v1alpha1.OperationInitiator) string {
+	if by.Username != "" {
+		return by.Username
+	}
+	return "Unknown user"
+}
+
+func operationRevision(st *v1alpha1.OperationState) string {
+	if st.SyncResult != nil && st.SyncResult.Revision != "" {
+		return st.SyncResult.Revision
+	}
+	if sync := st.Operation.Sync; sync != nil && sync.Revision != "" {
+		return sync.Revision
+	}
+	return "HEAD"
+}
+
+func completedEvent(st *v1alpha1.OperationState) appEvent {
+	if st.Phase == v1alpha1.OperationSucceeded {
+		return appEvent{corev1.EventTypeNormal, ReasonOperationCompleted,
+			fmt.Sprintf("Sync operation to %s succeeded", operationRevision(st))}
+	}
+	return appEvent{corev1.EventTypeWarning, ReasonOperationCompleted,
+		fmt.Sprintf("Sync operation to %s %s: %s", operationRevision(st), strings.ToLower(string(st.Phase)), st.Message)}
+}
+
+// conditionEvents records each condition type the write adds: a Warning
+// for errors, warnings and a stalled sync, Normal for a dependency wait.
+func conditionEvents(base, app *v1alpha1.Application) []appEvent {
+	had := map[string]bool{}
+	for _, c := range base.Status.Conditions {
+		had[c.Type] = true
+	}
+	var out []appEvent
+	for _, c := range app.Status.Conditions {
+		if had[c.Type] {
+			continue
+		}
+		typ := corev1.EventTypeWarning
+		if c.Type == v1alpha1.ApplicationConditionDependencyWait {
+			typ = corev1.EventTypeNormal
+		}
+		out = append(out, appEvent{typ, c.Type, c.Message})
+	}
+	return out
+}
+
+// eventRate and eventBurst pace the Events sent to the API server: a
+// bootstrap of hundreds of apps records several per app, and the API
+// server's time goes to the syncs first. Meanwhile events wait in
+// client-go's queue, which holds a thousand.
+const (
+	eventRate  = 50
+	eventBurst = 100
+)
+
+// pacedSink sends events no faster than eventRate per second.
+type pacedSink struct {
+	record.EventSink
+	ctx     context.Context //nolint:containedctx // the controller's lifetime: a stop ends the wait
+	limiter *rate.Limiter
+}
+
+func newPacedSink(ctx context.Context, sink record.EventSink) *pacedSink {
+	return &pacedSink{EventSink: sink, ctx: ctx, limiter: rate.NewLimiter(eventRate, eventBurst)}
+}
+
+func (s *pacedSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	if err := s.limiter.Wait(s.ctx); err != nil {
+		return nil, err
+	}
+	return s.EventSink.Create(e)
+}
+
+func (s *pacedSink) Update(e *corev1.Event) (*corev1.Event, error) {
+	if err := s.limiter.Wait(s.ctx); err != nil {
+		return nil, err
+	}
+	return s.EventSink.Update(e)
+}
+
+func (s *pacedSink) Patch(old *corev1.Event, data []byte) (*corev1.Event, error) {
+	if err := s.limiter.Wait(s.ctx); err != nil {
+		return nil, err
+	}
+	return s.EventSink.Patch(old, data)
+}
+
+// recordChanges records the events of a write that landed. A controller
+// built without an event recorder (some tests) records none.
+func (r *Reconciler) recordChanges(base, app *v1alpha1.Application) {
+	if r.recorder == nil {
+		return
+	}
+	for _, e := range changeEvents(base, app) {
+		r.recorder.Eventf(app, e.Type, e.Reason, "%s", truncateNote(e.Note))
+	}
+}
+
+// truncateNote cuts a note to what the API server accepts, on a rune
+// boundary, marking the cut.
+func truncateNote(s string) string {
+	if len(s) <= maxEventNote {
+		return s
+	}
+	const mark = "..."
+	cut := maxEventNote - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
