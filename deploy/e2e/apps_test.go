@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -94,7 +95,7 @@ func checkInstallationID(t *testing.T, env *testenv.Env, ns string) {
 	if err != nil {
 		t.Fatalf("app-a's StatefulSet: %v", err)
 	}
-	if got := sts.Annotations["argocd.argoproj.io/installation-id"]; got != ns {
+	if got := sts.Annotations[kube.AnnotationInstallationID]; got != ns {
 		t.Errorf("app-a's StatefulSet has installation-id %q, want %q", got, ns)
 	}
 }

@@ -136,7 +136,7 @@ const processTailLines = 40
 // a failure in CI explains itself without the cluster's directory.
 func logProcessTails(t *testing.T, env *testenv.Env, ns string) {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(env.Dir, "logs", "process-"+ns+"_*.log"))
+	files, _ := filepath.Glob(processLogPath(env, ns, "*"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

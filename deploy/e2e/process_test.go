@@ -204,10 +204,16 @@ func reconciles(ctx context.Context, addr string) (float64, error) {
 	return sum, sc.Err()
 }
 
+// processLogPath is where the local cluster writes the process of pod in
+// ns; a pod of "*" makes a glob of all of them.
+func processLogPath(env *testenv.Env, ns, pod string) string {
+	return filepath.Join(env.Dir, "logs", "process-"+ns+"_"+pod+".log")
+}
+
 // processLog is what the pod's process wrote.
 func processLog(t *testing.T, env *testenv.Env, ns, pod string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(env.Dir, "logs", "process-"+ns+"_"+pod+".log"))
+	b, err := os.ReadFile(processLogPath(env, ns, pod))
 	if err != nil {
 		t.Fatalf("log of %s: %v", pod, err)
 	}

@@ -25,8 +25,8 @@ const (
 	ReasonResourceUpdated    = "ResourceUpdated"
 )
 
-// maxEventNote is how long a message may grow, in bytes: the API server's
-// limit for the newer events API, kept for both.
+// maxEventNote is how long a message may grow, in bytes: the newer events
+// API refuses longer notes, and a failed sync's message can be far longer.
 const maxEventNote = 1024
 
 // appEvent is one Kubernetes Event about an Application.
@@ -44,10 +44,16 @@ type appEvent struct {
 // `kubectl events` show why an app waits or failed without its status.
 func changeEvents(base, app *v1alpha1.Application) []appEvent {
 	out := operationEvents(base, app)
-	// An app's first comparison tells nothing new: no status to compare.
-	if base.Status.Sync.Status == "" {
-		return append(out, conditionEvents(base, app)...)
+	// An app's first comparison only fills an empty status: nothing changed.
+	if base.Status.Sync.Status != "" {
+		out = append(out, statusEvents(base, app)...)
 	}
+	return append(out, conditionEvents(base, app)...)
+}
+
+// statusEvents records a new sync or health status.
+func statusEvents(base, app *v1alpha1.Application) []appEvent {
+	var out []appEvent
 	if was, is := base.Status.Sync.Status, app.Status.Sync.Status; was != is {
 		out = append(out, appEvent{corev1.EventTypeNormal, ReasonResourceUpdated,
 			fmt.Sprintf("Updated sync status: %s -> %s", was, is)})
@@ -56,7 +62,7 @@ func changeEvents(base, app *v1alpha1.Application) []appEvent {
 		out = append(out, appEvent{corev1.EventTypeNormal, ReasonResourceUpdated,
 			fmt.Sprintf("Updated health status: %s -> %s", was, is)})
 	}
-	return append(out, conditionEvents(base, app)...)
+	return out
 }
 
 // operationEvents records an automated sync the write requests, the start
@@ -111,6 +117,9 @@ func completedEvent(st *v1alpha1.OperationState) appEvent {
 // conditionEvents records each condition type the write adds: a Warning
 // for errors, warnings and a stalled sync, Normal for a dependency wait.
 func conditionEvents(base, app *v1alpha1.Application) []appEvent {
+	if len(app.Status.Conditions) == 0 {
+		return nil
+	}
 	had := map[string]bool{}
 	for _, c := range base.Status.Conditions {
 		had[c.Type] = true

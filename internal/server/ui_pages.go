@@ -94,8 +94,7 @@ type appView struct {
 
 // appPage is one app: summary, operation, waves, resource tree, last sync
 // timeline, history, its latest Kubernetes events, and the sync and diff
-// dialogs. ?partial=1 renders the
-// live part only.
+// dialogs. ?partial=1 renders the live part only.
 func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
 	enf, err := u.api.enforcer(r.Context())
