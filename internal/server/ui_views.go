@@ -346,7 +346,11 @@ func eventRows(events []corev1.Event, limit int) []eventRow {
 	out := make([]eventRow, 0, len(events))
 	for _, e := range events {
 		last := eventTime(e)
-		out = append(out, eventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: last, Ago: ago(last)})
+		count := e.Count
+		if e.Series != nil {
+			count = max(count, e.Series.Count)
+		}
+		out = append(out, eventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: max(count, 1), Last: last, Ago: ago(last)})
 	}
 	slices.SortStableFunc(out, func(a, b eventRow) int { return b.Last.Compare(a.Last) })
 	return out[:min(len(out), limit)]
