@@ -74,7 +74,7 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	if opts.Local != "" {
 		res, err = r.renderLocal(ctx, tgt, app, opts.Local)
 	} else {
-		res, err = r.renderApp(ctx, app, renderOptions{target: tgt})
+		res, err = r.renderApp(ctx, tgt, app, renderOptions{})
 	}
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func (r *Reconciler) patchApp(ctx context.Context, app, base *v1alpha1.Applicati
 
 // comparedTimes remembers when the controller last compared each app. A
 // comparison that changes nothing but the timestamps is not always
-// written (see quietRefresh), so status.reconciledAt may be older.
+// written (see writeRefresh), so status.reconciledAt may be older.
 type comparedTimes struct {
 	mu stdsync.Mutex
 	at map[string]time.Time

@@ -49,8 +49,7 @@ type compareOptions struct {
 // or Git error is returned as it is: the caller records a condition and
 // leaves every object in place.
 func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, co compareOptions) (*comparison, error) {
-	co.render.target = tgt
-	res, err := r.renderApp(ctx, app, co.render)
+	res, err := r.renderApp(ctx, tgt, app, co.render)
 	if err != nil {
 		return nil, err
 	}

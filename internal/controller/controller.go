@@ -155,24 +155,35 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	rec.cache = mgr.GetCache()
-	// Events go as protobuf: a bootstrap sends hundreds, and JSON costs
-	// the controller several times the CPU.
+	c := &Controller{mgr: mgr, rec: rec}
+	if err := c.setupEvents(cfg, scheme); err != nil {
+		return nil, err
+	}
+	if err := rec.setup(mgr); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// setupEvents gives the reconciler its event recorder, and the controller
+// the broadcaster and client that Start connects. Events are core Events
+// through client-go's correlator, as Argo CD records them (the newer
+// events API merges events that differ only in their note), and go as
+// protobuf: a bootstrap sends hundreds, and JSON costs several times the
+// CPU.
+func (c *Controller) setupEvents(cfg *rest.Config, scheme *runtime.Scheme) error {
 	eventsCfg := rest.CopyConfig(cfg)
 	eventsCfg.ContentType = runtime.ContentTypeProtobuf
 	eventsCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	core, err := typedcorev1.NewForConfig(eventsCfg)
 	if err != nil {
-		return nil, fmt.Errorf("events client: %w", err)
+		return fmt.Errorf("events client: %w", err)
 	}
-	// Core Events with client-go's correlator, as Argo CD records them:
-	// the newer events API merges events that differ only in their note.
-	broadcaster := record.NewBroadcaster()
+	c.events = core.Events("")
+	c.broadcaster = record.NewBroadcaster()
 	host, _ := os.Hostname()
-	rec.recorder = broadcaster.NewRecorder(scheme, corev1.EventSource{Component: EventComponent, Host: host})
-	if err := rec.setup(mgr); err != nil {
-		return nil, err
-	}
-	return &Controller{mgr: mgr, rec: rec, broadcaster: broadcaster, events: core.Events("")}, nil
+	c.rec.recorder = c.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: EventComponent, Host: host})
+	return nil
 }
 
 // buildReconciler connects a Reconciler to the cluster cfg points at; c may

@@ -117,6 +117,8 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 	if r.runners.active(app.Name) {
 		return 0, r.writeRefresh(ctx, &req)
 	}
+	// An automated sync this reconcile requests was checked for waits here.
+	checked := false
 	if app.Operation == nil {
 		op, wait := r.autoSyncOperation(app)
 		if op == nil {
@@ -146,13 +148,14 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 			return 0, fmt.Errorf("request automated sync: %w", err)
 		}
 		logctx.From(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
+		checked = true
 	}
 	if err := r.writeRefresh(ctx, &req); err != nil {
 		return 0, err
 	}
 	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
 		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
-	if !resuming {
+	if !resuming && !checked {
 		if wait, msg := r.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
 			return wait, r.setWait(ctx, app, msg.typ, msg.text)
 		}
@@ -224,7 +227,7 @@ func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ
 		return nil
 	}
 	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("write wait condition: %w", err)
+		return fmt.Errorf("write wait condition %q of %s: %w", typ, app.Name, err)
 	}
 	if typ != "" {
 		logctx.From(ctx).Info("sync waits", "condition", typ, "message", text)

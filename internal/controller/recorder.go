@@ -186,18 +186,17 @@ func (r *Reconciler) recordChanges(base, app *v1alpha1.Application) {
 		return
 	}
 	for _, e := range changeEvents(base, app) {
-		r.recorder.Eventf(app, e.Type, e.Reason, "%s", truncateNote(e.Note))
+		r.recorder.Eventf(app, e.Type, e.Reason, "%s", truncate(e.Note, maxEventNote))
 	}
 }
 
-// truncateNote cuts a note to what the API server accepts, on a rune
-// boundary, marking the cut.
-func truncateNote(s string) string {
-	if len(s) <= maxEventNote {
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
 	const mark = "..."
-	cut := maxEventNote - len(mark)
+	cut := n - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -35,7 +35,7 @@ func TestChangeEvents(t *testing.T) {
 	})
 }
 
-func TestTruncateNote(t *testing.T) {
+func TestTruncate(t *testing.T) {
 	long := strings.Repeat("é", maxEventNote) // two bytes each
 	for _, tc := range []struct {
 		name, in string
@@ -46,9 +46,9 @@ func TestTruncateNote(t *testing.T) {
 		{"over, cut on a rune", long, maxEventNote - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := truncateNote(tc.in)
+			got := truncate(tc.in, maxEventNote)
 			if len(got) != tc.wantLen || !utf8.ValidString(got) {
-				t.Errorf("truncateNote: %d bytes (valid UTF-8: %v), want %d", len(got), utf8.ValidString(got), tc.wantLen)
+				t.Errorf("truncate: %d bytes (valid UTF-8: %v), want %d", len(got), utf8.ValidString(got), tc.wantLen)
 			}
 			if len(tc.in) > maxEventNote && !strings.HasSuffix(got, "...") {
 				t.Errorf("a cut note does not end with ...: %q", got[len(got)-8:])

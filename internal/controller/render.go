@@ -22,23 +22,12 @@ type rendered struct {
 type renderOptions struct {
 	// fresh renders again instead of reading the render cache.
 	fresh bool
-	// target is the destination whose version Helm sees (nil: the local
-	// cluster).
-	target *target
-}
-
-// targetOr returns t, or the local target when t is nil.
-func (r *Reconciler) targetOr(t *target) *target {
-	if t == nil {
-		return r.targets.local
-	}
-	return t
 }
 
 // renderApp resolves every Git source of app to a commit, timing the
-// fetch for the metrics, then renders the app at those commits. app is not
-// changed.
-func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application, ro renderOptions) (*rendered, error) {
+// fetch for the metrics, then renders the app at those commits for tgt,
+// the destination whose version Helm sees. app is not changed.
+func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.Application, ro renderOptions) (*rendered, error) {
 	r.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
 	for _, src := range sourcesOf(&pinned.Spec) {
@@ -55,7 +44,7 @@ func (r *Reconciler) renderApp(ctx context.Context, app *v1alpha1.Application, r
 			src.TargetRevision = sha
 		}
 	}
-	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: r.targetOr(ro.target).capabilities(ctx), Fresh: ro.fresh})
+	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh})
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	res, err := r.renderApp(ctx, operationTarget(app, op), renderOptions{target: tgt})
+	res, err := r.renderApp(ctx, tgt, operationTarget(app, op), renderOptions{})
 	if err != nil {
 		return out, fmt.Errorf("render: %w", err)
 	}

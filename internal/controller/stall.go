@@ -98,7 +98,7 @@ func missingChildren(app *v1alpha1.Application, existing map[string]bool) bool {
 // that does not exist yet. What fails to render is left out: the
 // explanation is best effort.
 func (r *Reconciler) uncreatedChildren(ctx context.Context, parent *v1alpha1.Application, existing map[string]bool) []provisionerCandidate {
-	res, err := r.renderApp(ctx, parent, renderOptions{})
+	res, err := r.renderApp(ctx, r.targets.local, parent, renderOptions{})
 	if err != nil {
 		logctx.From(ctx).Debug("render parent for node provisioners", "app", parent.Name, "err", err)
 		return nil
@@ -114,7 +114,7 @@ func (r *Reconciler) uncreatedChildren(ctx context.Context, parent *v1alpha1.App
 		}
 		c := provisionerCandidate{app: child, parent: parent.Name}
 		if !isMarkedProvisioner(child.Annotations) {
-			if rendered, err := r.renderApp(ctx, child, renderOptions{}); err == nil {
+			if rendered, err := r.renderApp(ctx, r.targets.local, child, renderOptions{}); err == nil {
 				c.objects = rendered.Objects
 			}
 		}
@@ -193,11 +193,12 @@ func syncProblem(app *v1alpha1.Application) string {
 	case op.Phase != v1alpha1.OperationFailed && op.Phase != v1alpha1.OperationError:
 		return ""
 	}
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
-	}
-	return how + msg
+	return how + truncate(msg, maxFailureMessage)
 }
+
+// maxFailureMessage is how much of a failed sync's message a stall
+// explanation quotes: 200 bytes, then "...".
+const maxFailureMessage = 203
 
 func waveOfApp(app *v1alpha1.Application) int64 {
 	u := &unstructured.Unstructured{}

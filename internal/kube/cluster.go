@@ -101,15 +101,6 @@ func New(cfg *rest.Config) (*Cluster, error) {
 // Dynamic returns the cluster's dynamic client.
 func (c *Cluster) Dynamic() dynamic.Interface { return c.dynamic }
 
-// ResetMapper forgets the discovery information, so kinds added since (a
-// new CustomResourceDefinition) map.
-func (c *Cluster) ResetMapper() {
-	c.resetMu.Lock()
-	defer c.resetMu.Unlock()
-	c.mapper.Reset()
-	c.lastReset = time.Now()
-}
-
 // Mapping returns the REST mapping of gvk. A kind that does not map makes
 // the mapper re-discover once (at most every half second), for kinds whose
 // CRD was created since.

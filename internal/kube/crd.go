@@ -47,8 +47,9 @@ func (c *Cluster) WaitEstablished(ctx context.Context, name string, timeout time
 		return objectError("wait established", ref, fmt.Errorf("not established: %w", err))
 	}
 	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-		c.ResetMapper()
-		_, err := c.mapper.RESTMapping(gk)
+		// Mapping refreshes discovery at most every 500 ms, however many
+		// CRDs of a wave wait at once.
+		_, err := c.Mapping(schema.GroupVersionKind{Group: gk.Group, Kind: gk.Kind})
 		if meta.IsNoMatchError(err) {
 			return false, nil
 		}

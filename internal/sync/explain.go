@@ -42,11 +42,7 @@ func (w *waiter) explain(ref kube.Ref, obj *unstructured.Unstructured, h health.
 	if hasPods(ref.GVK.GroupKind()) {
 		parts = append(parts, w.podReason(obj))
 	}
-	name := ref.Name
-	if ref.Namespace != "" {
-		name = ref.Namespace + "/" + name
-	}
-	return ref.GVK.Kind + " " + name + ": " + strings.Join(parts, "; ")
+	return describeRef(ref.GVK.Kind, ref.Namespace, ref.Name) + ": " + strings.Join(parts, "; ")
 }
 
 // readyCount returns "<ready>/<wanted> ready" for workloads, "<done>/<wanted>
