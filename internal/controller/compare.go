@@ -19,6 +19,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
@@ -31,10 +32,13 @@ type comparison struct {
 	desired     []*unstructured.Unstructured
 	live        []*unstructured.Unstructured
 	diffs       []diff.Result
-	resources   []v1alpha1.ResourceStatus
-	sync        v1alpha1.SyncStatusCode
-	health      health.AppHealth
-	tracking    kube.Tracking
+	// hooks are the live hooks of the app: listed in its resources, never
+	// compared, never counted in its sync status or health.
+	hooks     []*unstructured.Unstructured
+	resources []v1alpha1.ResourceStatus
+	sync      v1alpha1.SyncStatusCode
+	health    health.AppHealth
+	tracking  kube.Tracking
 }
 
 // compareOptions say how to compare an app.
@@ -236,7 +240,7 @@ func (r *Reconciler) diffAll(ctx context.Context, tgt *target, app *v1alpha1.App
 	desiredKeys := map[string]bool{}
 	for i, d := range cmp.desired {
 		desiredKeys[objKey(d)] = true
-		if isHookOrSkipped(d) {
+		if hook.IsHook(d) || hook.IsSkipped(d) {
 			results[i].skip = true
 			continue
 		}
@@ -257,6 +261,10 @@ func (r *Reconciler) diffAll(ctx context.Context, tgt *target, app *v1alpha1.App
 		cmp.diffs = append(cmp.diffs, results[i].res)
 	}
 	for _, l := range cmp.live {
+		if hook.IsHook(l) {
+			cmp.hooks = append(cmp.hooks, l)
+			continue
+		}
 		if desiredKeys[objKey(l)] || l.GetOwnerReferences() != nil && isOwnedByTracked(l) {
 			continue
 		}
@@ -387,15 +395,6 @@ func isOwnedByTracked(o *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-func isHookOrSkipped(o *unstructured.Unstructured) bool {
-	a := o.GetAnnotations()
-	if _, ok := a["argocd.argoproj.io/hook"]; ok {
-		return true
-	}
-	_, ok := a["helm.sh/hook"]
-	return ok
 }
 
 // controllerOwnedFields are written by controllers, not by Git: a child

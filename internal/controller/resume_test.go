@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -92,7 +93,11 @@ func watchHookJobs(t *testing.T, h *harness) func() map[string]int {
 			if !ok || ev.Type != watch.Added {
 				continue
 			}
-			phase := obj.GetAnnotations()["argocd.argoproj.io/hook"]
+			var phases []string
+			for _, t := range hook.Types(obj) {
+				phases = append(phases, string(t))
+			}
+			phase := strings.Join(phases, ",")
 			mu.Lock()
 			if seen[phase] == nil {
 				seen[phase] = map[types.UID]bool{}

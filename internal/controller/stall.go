@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -132,7 +133,7 @@ func nodeProvisionersOf(cands []provisionerCandidate) []wsync.NodeProvisioner {
 		if !isProvisioner(c) {
 			continue
 		}
-		p := wsync.NodeProvisioner{App: c.app.Name, Parent: c.parent, Wave: int(waveOfApp(c.app))}
+		p := wsync.NodeProvisioner{App: c.app.Name, Parent: c.parent, Wave: hook.Wave(c.app)}
 		if c.created {
 			p.Running = runsWorkload(c.app)
 			p.Problem = syncProblem(c.app)
@@ -199,9 +200,3 @@ func syncProblem(app *v1alpha1.Application) string {
 // maxFailureMessage is how much of a failed sync's message a stall
 // explanation quotes: 200 bytes, then "...".
 const maxFailureMessage = 203
-
-func waveOfApp(app *v1alpha1.Application) int64 {
-	u := &unstructured.Unstructured{}
-	u.SetAnnotations(app.Annotations)
-	return waveOf(u)
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +13,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
@@ -134,7 +134,7 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, cmp *comparison
 		live := liveByKey[refKey(gk, d.Namespace, d.Name)]
 		rs := v1alpha1.ResourceStatus{
 			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
-			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: waveOf(desiredOrLive(cmp, d, live)),
+			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(desiredOrLive(cmp, d, live))),
 		}
 		if d.Status == diff.OutOfSync {
 			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
@@ -148,8 +148,24 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, cmp *comparison
 			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}
 		}
 	}
+	out = append(out, hookStatuses(cmp)...)
 	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
 	return out, agg
+}
+
+// hookStatuses lists the app's live hooks as Argo CD does: marked hook,
+// with the wave of the hook in Git of the same name (else the live copy's),
+// and no sync status or health of their own.
+func hookStatuses(cmp *comparison) []v1alpha1.ResourceStatus {
+	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.hooks))
+	for _, l := range cmp.hooks {
+		gvk := l.GroupVersionKind()
+		out = append(out, v1alpha1.ResourceStatus{
+			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: l.GetNamespace(), Name: l.GetName(),
+			Hook: true, SyncWave: int64(hook.Wave(desiredOrLive(cmp, diff.Result{GVK: gvk, Namespace: l.GetNamespace(), Name: l.GetName()}, l))),
+		})
+	}
+	return out
 }
 
 func desiredOrLive(cmp *comparison, d diff.Result, live *unstructured.Unstructured) *unstructured.Unstructured {
@@ -159,21 +175,6 @@ func desiredOrLive(cmp *comparison, d diff.Result, live *unstructured.Unstructur
 		}
 	}
 	return live
-}
-
-func waveOf(o *unstructured.Unstructured) int64 {
-	if o == nil {
-		return 0
-	}
-	a := o.GetAnnotations()
-	for _, k := range []string{"argocd.argoproj.io/sync-wave", "helm.sh/hook-weight"} {
-		if v, ok := a[k]; ok {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n
-			}
-		}
-	}
-	return 0
 }
 
 func resourceLess(a, b v1alpha1.ResourceStatus) bool {

@@ -3,6 +3,8 @@ package health
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wavecd/wavecd/internal/hook"
 )
 
 // Resource is one object of an application, for Aggregate.
@@ -60,7 +62,7 @@ func (a *Assessor) resourceHealth(res Resource) (Status, bool) {
 		}
 		return st, a.HasCheck(gk)
 	}
-	if IsHook(res.Live) || ignoresHealthCheck(res.Live) {
+	if hook.IsHook(res.Live) || ignoresHealthCheck(res.Live) {
 		return Status{}, false
 	}
 	st := a.Assess(res.Live)

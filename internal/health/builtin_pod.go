@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/internal/hook"
 )
 
 // containerStatus is the part of a Pod's container status the check reads.
@@ -69,7 +71,7 @@ func (c containerStatus) waitingOnError() bool {
 func podHealth(obj *unstructured.Unstructured, f *fields) *Status {
 	restartPolicy := f.str("spec", "restartPolicy")
 	_, ignoreRestartPolicy := obj.GetAnnotations()[AnnotationIgnoreRestartPolicy]
-	longRunning := restartPolicy == "Always" || (ignoreRestartPolicy && !IsHook(obj))
+	longRunning := restartPolicy == "Always" || (ignoreRestartPolicy && !hook.IsHook(obj))
 	containers := readContainerStatuses(f, "containerStatuses")
 	message := f.str("status", "message")
 

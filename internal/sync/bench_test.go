@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -26,7 +27,7 @@ func configMaps(n, waves int, ns string) []*unstructured.Unstructured {
 		obj.SetKind("ConfigMap")
 		obj.SetName(fmt.Sprintf("cm-%03d", i))
 		obj.SetNamespace(ns)
-		obj.SetAnnotations(map[string]string{AnnotationSyncWave: fmt.Sprint(i % waves)})
+		obj.SetAnnotations(map[string]string{hook.AnnotationSyncWave: fmt.Sprint(i % waves)})
 		_ = unstructured.SetNestedStringMap(obj.Object, map[string]string{"key": strings.Repeat("v", 64)}, "data")
 		out[i] = obj
 	}

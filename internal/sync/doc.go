@@ -7,12 +7,14 @@
 // # Plan
 //
 // [NewPlan] turns the desired manifests and the live objects into tasks.
-// An object's phase comes from argocd.argoproj.io/hook (a comma list of
-// PreSync, Sync, PostSync, SyncFail, PostDelete, Skip; Helm's pre-install and
-// pre-upgrade map to PreSync, post-install and post-upgrade to PostSync);
-// without it the object is a plain resource of phase Sync. An object
-// annotated Skip alone is not synced. Its wave is argocd.argoproj.io/sync-wave,
-// else helm.sh/hook-weight, else 0.
+// Which object is a hook, the phases it runs in, its delete policies and
+// its wave are Argo CD's rules, read by internal/hook: the phase comes from
+// argocd.argoproj.io/hook (Helm's pre-install and pre-upgrade map to
+// PreSync, post-install and post-upgrade to PostSync); without it the
+// object is a plain resource of phase Sync. An object annotated Skip alone
+// is not synced; a hook of no sync phase (PreDelete, PostDelete, a Helm
+// test) is never applied by a sync. The wave is
+// argocd.argoproj.io/sync-wave, else helm.sh/hook-weight, else 0.
 //
 // Tasks sort by phase (PreSync, Sync, PostSync, SyncFail), then wave, then
 // kind (Namespace, NetworkPolicy, ResourceQuota, ... APIService; other kinds

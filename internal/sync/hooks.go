@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -27,138 +27,22 @@ const (
 
 var phaseOrder = map[SyncPhase]int{PhasePreSync: -1, PhaseSync: 0, PhasePostSync: 1, PhaseSyncFail: 2}
 
-// HookDeletePolicy says when a hook is deleted.
-type HookDeletePolicy string
-
-// The hook delete policies.
+// Annotations of hooks.
 const (
-	// HookSucceeded deletes a hook that succeeded, once the sync ends.
-	HookSucceeded HookDeletePolicy = "HookSucceeded"
-	// HookFailed deletes a hook that failed, once the sync ends.
-	HookFailed HookDeletePolicy = "HookFailed"
-	// BeforeHookCreation deletes the hook of an earlier sync before the hook
-	// is created again (the default).
-	BeforeHookCreation HookDeletePolicy = "BeforeHookCreation"
-)
-
-// Annotations and finalizers of hooks and waves.
-const (
-	AnnotationHook             = "argocd.argoproj.io/hook"
-	AnnotationHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
-	AnnotationSyncWave         = "argocd.argoproj.io/sync-wave"
-	annotationHelmHook         = "helm.sh/hook"
-	annotationHelmWeight       = "helm.sh/hook-weight"
-	annotationHelmDeletePolicy = "helm.sh/hook-delete-policy"
 	// FinalizerHook keeps a hook until its result has been read.
-	FinalizerHook = "argocd.argoproj.io/hook-finalizer"
+	FinalizerHook = hook.Finalizer
 	// AnnotationSyncID marks a hook with the sync that created it, so a
 	// resumed sync adopts it instead of creating it again.
 	AnnotationSyncID = "wavecd.io/sync-id"
 )
 
-var helmPhases = map[string]SyncPhase{
-	"pre-install":  PhasePreSync,
-	"pre-upgrade":  PhasePreSync,
-	"post-install": PhasePostSync,
-	"post-upgrade": PhasePostSync,
-}
-
-var helmPolicies = map[string]HookDeletePolicy{
-	"before-hook-creation": BeforeHookCreation,
-	"hook-succeeded":       HookSucceeded,
-	"hook-failed":          HookFailed,
-}
-
-func csv(obj *unstructured.Unstructured, key string) []string {
-	value, ok := obj.GetAnnotations()[key]
-	if !ok {
-		return nil
-	}
-	var out []string
-	for part := range strings.SplitSeq(value, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// hookTypes returns the Argo CD hook types of obj (PreSync, Sync, PostSync,
-// SyncFail, PostDelete, Skip); Helm hooks map when there is no Argo CD hook.
-func hookTypes(obj *unstructured.Unstructured) []string {
-	var out []string
-	for _, t := range csv(obj, AnnotationHook) {
-		if slices.Contains([]string{"PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip"}, t) {
-			out = append(out, t)
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	for _, t := range csv(obj, annotationHelmHook) {
-		if p, ok := helmPhases[t]; ok && !slices.Contains(out, string(p)) {
-			out = append(out, string(p))
-		}
-	}
-	return out
-}
-
-// isSkipped reports whether obj is annotated Skip alone: it is not synced.
-func isSkipped(obj *unstructured.Unstructured) bool {
-	types := hookTypes(obj)
-	return len(types) == 1 && types[0] == "Skip"
-}
-
-// isHook reports whether obj is a hook.
-func isHook(obj *unstructured.Unstructured) bool {
-	if _, ok := obj.GetAnnotations()[AnnotationHook]; ok {
-		return !isSkipped(obj)
-	}
-	return len(hookTypes(obj)) > 0
-}
-
 // hookPhases returns the sync phases a hook runs in, in phase order.
 func hookPhases(obj *unstructured.Unstructured) []SyncPhase {
 	var out []SyncPhase
-	for _, p := range []SyncPhase{PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail} {
-		if slices.Contains(hookTypes(obj), string(p)) {
-			out = append(out, p)
-		}
+	for _, t := range hook.SyncPhases(obj) {
+		out = append(out, SyncPhase(t))
 	}
 	return out
-}
-
-// deletePolicies returns the delete policies of a hook; BeforeHookCreation
-// when none is set.
-func deletePolicies(obj *unstructured.Unstructured) []HookDeletePolicy {
-	var out []HookDeletePolicy
-	for _, p := range csv(obj, AnnotationHookDeletePolicy) {
-		if slices.Contains([]HookDeletePolicy{HookSucceeded, HookFailed, BeforeHookCreation}, HookDeletePolicy(p)) {
-			out = append(out, HookDeletePolicy(p))
-		}
-	}
-	for _, p := range csv(obj, annotationHelmDeletePolicy) {
-		if policy, ok := helmPolicies[p]; ok {
-			out = append(out, policy)
-		}
-	}
-	if len(out) == 0 {
-		out = []HookDeletePolicy{BeforeHookCreation}
-	}
-	return out
-}
-
-// waveOf returns obj's wave: argocd.argoproj.io/sync-wave, else
-// helm.sh/hook-weight, else 0.
-func waveOf(obj *unstructured.Unstructured) int {
-	annotations := obj.GetAnnotations()
-	if v, err := strconv.Atoi(strings.TrimSpace(annotations[AnnotationSyncWave])); err == nil {
-		return v
-	}
-	if v, err := strconv.Atoi(strings.TrimSpace(annotations[annotationHelmWeight])); err == nil {
-		return v
-	}
-	return 0
 }
 
 // hookName returns the name of a hook that only has a generateName, the way
@@ -192,7 +76,7 @@ func (e *Executor) deleteBeforeCreation(ctx context.Context, st *State, idx []in
 		case live.GetAnnotations()[AnnotationSyncID] == st.ID:
 			t.Live = live
 			ts.Phase, ts.Result, ts.Message = TaskRunning, ResultSynced, strings.ToLower(ts.Kind)+"/"+ts.Name+" created"
-		case slices.Contains(t.DeletePolicies, BeforeHookCreation):
+		case slices.Contains(t.DeletePolicies, hook.BeforeHookCreation):
 			if err := e.deleteHook(ctx, ref); err != nil {
 				ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
 				continue
@@ -224,8 +108,8 @@ func (e *Executor) deleteFinishedHooks(ctx context.Context, st *State) {
 		if ts.Type != TaskHook || t == nil {
 			continue
 		}
-		if !(ts.Phase == TaskSucceeded && slices.Contains(t.DeletePolicies, HookSucceeded)) &&
-			!(ts.Phase == TaskFailed && slices.Contains(t.DeletePolicies, HookFailed)) {
+		if !(ts.Phase == TaskSucceeded && slices.Contains(t.DeletePolicies, hook.HookSucceeded)) &&
+			!(ts.Phase == TaskFailed && slices.Contains(t.DeletePolicies, hook.HookFailed)) {
 			continue
 		}
 		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -48,7 +49,7 @@ type Task struct {
 	// Settings are the object's effective write settings.
 	Settings applySettings
 	// DeletePolicies are a hook's delete policies.
-	DeletePolicies []HookDeletePolicy
+	DeletePolicies []hook.DeletePolicy
 	// PruneOption is a live object's Prune= option: "", "false" or "confirm".
 	PruneOption string
 	// PruneLast prunes after the last wave.
@@ -112,7 +113,7 @@ func NewPlan(desired, live []*unstructured.Unstructured, opts Options) (*Plan, e
 	desiredKeys := map[string]bool{}
 	resources := 0
 	for _, src := range desired {
-		if isSkipped(src) {
+		if hook.IsSkipped(src) {
 			continue
 		}
 		obj := src.DeepCopy()
@@ -120,7 +121,7 @@ func NewPlan(desired, live []*unstructured.Unstructured, opts Options) (*Plan, e
 			obj.SetNamespace(opts.Namespace)
 		}
 		ref := kube.RefOf(obj)
-		if isHook(obj) {
+		if hook.IsHook(obj) {
 			if !opts.SkipHooks {
 				tasks = append(tasks, hookTasks(obj, tracking, liveByKey, opts.Sync)...)
 			}
@@ -157,7 +158,7 @@ func applyTask(obj, live *unstructured.Unstructured, opts Options, tracking kube
 		ID:        taskID(PhaseSync, ref, ref.Name),
 		Type:      TaskApply,
 		SyncPhase: PhaseSync,
-		Wave:      waveOf(obj),
+		Wave:      hook.Wave(obj),
 		Object:    obj,
 		Live:      live,
 		Settings:  settingsFor(opts.Sync, obj, live),
@@ -183,10 +184,10 @@ func hookTasks(obj *unstructured.Unstructured, tracking kube.Tracking, live map[
 			ID:             taskID(phase, ref, o.GetName()+o.GetGenerateName()),
 			Type:           TaskHook,
 			SyncPhase:      phase,
-			Wave:           waveOf(o),
+			Wave:           hook.Wave(o),
 			Object:         o,
 			Settings:       settingsFor(SyncOptions{ServerSideApply: app.ServerSideApply, SkipValidation: app.SkipValidation}, o, nil),
-			DeletePolicies: deletePolicies(o),
+			DeletePolicies: hook.DeletePolicies(o),
 		}
 		if o.GetName() != "" {
 			t.Live = live[objectKey(ref)]
@@ -202,7 +203,7 @@ func pruneTasks(live []*unstructured.Unstructured, desired map[string]bool, trac
 	var out []*Task
 	for _, obj := range live {
 		ref := kube.RefOf(obj)
-		if desired[objectKey(ref)] || !tracking.Tracks(obj) || isHook(obj) || metav1.GetControllerOf(obj) != nil {
+		if desired[objectKey(ref)] || !tracking.Tracks(obj) || hook.IsHook(obj) || metav1.GetControllerOf(obj) != nil {
 			continue
 		}
 		own := parseObjectOptions(obj)
@@ -210,7 +211,7 @@ func pruneTasks(live []*unstructured.Unstructured, desired map[string]bool, trac
 			ID:          "prune:" + taskID(PhaseSync, ref, ref.Name),
 			Type:        TaskPrune,
 			SyncPhase:   PhaseSync,
-			Wave:        waveOf(obj),
+			Wave:        hook.Wave(obj),
 			Live:        obj,
 			PruneOption: own["Prune"],
 			PruneLast:   opts.Sync.PruneLast || own["PruneLast"] == "true",
