@@ -139,3 +139,29 @@ func TestWaitIsExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateNameHookAdoptedAfterRestart stops the controller while a
+// generateName PreSync hook runs and starts a new one: the new controller
+// finds the hook the first one created and waits on it instead of
+// creating another.
+func TestGenerateNameHookAdoptedAfterRestart(t *testing.T) {
+	t.Parallel()
+	h := startController(t, Options{})
+	jobs := watchHookJobs(t, h)
+	slowHook := strings.Replace(exampleHooks["hooks/presync.yaml"], "    spec:\n",
+		"    metadata:\n      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: 6s}\n    spec:\n", 1)
+	repo := testenv.NewGitRepo(t, map[string]string{"schema/presync.yaml": slowHook, "schema/cm.yaml": exampleHooks["hooks/cm.yaml"]})
+	h.create(testApp{name: "schema", repoURL: repo.Dir, automated: true})
+	h.waitApp("schema", 60*time.Second, "the PreSync hook to run", func(a *v1alpha1.Application) bool {
+		op := a.Status.OperationState
+		return op != nil && op.Phase == v1alpha1.OperationRunning && jobs()["PreSync"] == 1
+	})
+	h.stop()
+	h.runController(Options{})
+	app := h.waitApp("schema", 60*time.Second, "the sync to succeed", func(a *v1alpha1.Application) bool {
+		return a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded
+	})
+	if d := cmp.Diff(map[string]int{"PreSync": 1}, jobs()); d != "" {
+		t.Errorf("hook Jobs created per phase (-want +got):\n%s\n%s", d, describe(app))
+	}
+}
