@@ -59,6 +59,17 @@
 // manifests are rendered), with their parent and wave. The stall timeout is
 // argocd-cm's wavecd.stall.timeout, or Options.StallTimeout.
 //
+// Deleting an app runs, as Argo CD does, one step per finalizer
+// (finalize.go, deletehooks.go): its PreDelete hooks from Git (once each;
+// a failed one is deleted and reported as DeletionError), then its objects
+// (resources finalizer), then its PostDelete hooks, then the cleanup of
+// both by their delete policies. A comparison adds the
+// pre-delete-finalizer.argocd.argoproj.io and post-delete-... finalizers
+// (and their /cleanup stages) while Git holds hooks of that type, and
+// removes them when it no longer does. Live hooks are listed in
+// status.resources with hook: true and no sync status or health of their
+// own: they never make an app OutOfSync.
+//
 // With leader election one replica reconciles; every replica serves HTTP.
 // The controller gives internal/server what it needs: Refresher (in memory
 // on the leader, the refresh annotation elsewhere), Lister, Ready, and

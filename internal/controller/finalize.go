@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
@@ -20,20 +21,21 @@ const (
 	FinalizerResourcesForeground = "resources-finalizer.argocd.argoproj.io/foreground"
 )
 
-// finalize deletes the app's objects when a resources finalizer is set,
-// waits until they are gone, then lets the Application go.
+// deleteStage is one step of an app's deletion, held by one finalizer.
+type deleteStage struct {
+	finalizer string
+	// run does the step and reports whether it is done.
+	run func() (bool, error)
+}
+
+// finalize runs the deletion of an app in Argo CD's order, one finalizer
+// at a time: its PreDelete hooks, then its objects (with a resources
+// finalizer), then its PostDelete hooks, then the cleanup of both kinds of
+// hooks by their delete policies. Each finalizer is removed once its step
+// is done; the Application goes when none is left.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
 	r.runners.stop(app.Name)
-	fin, policy := "", metav1.DeletePropagationForeground
-	for _, f := range app.Finalizers {
-		switch f {
-		case FinalizerResources, FinalizerResourcesForeground:
-			fin = f
-		case FinalizerResourcesBackground:
-			fin, policy = f, metav1.DeletePropagationBackground
-		}
-	}
-	if fin == "" {
+	if !slices.ContainsFunc(app.Finalizers, isOwnFinalizer) {
 		return reconcile.Result{}, nil
 	}
 	_, tgt, err := r.targets.resolve(ctx, app)
@@ -41,35 +43,78 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		// As Argo CD: objects in a cluster that is no longer registered
 		// cannot be deleted; the app goes without them.
 		logctx.From(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
-		return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)
+		return reconcile.Result{}, r.removeFinalizers(ctx, app, isOwnFinalizer)
 	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	for _, st := range r.deleteStages(ctx, tgt, app, s) {
+		if !slices.Contains(app.Finalizers, st.finalizer) {
+			continue
+		}
+		done, err := st.run()
+		if err != nil {
+			return reconcile.Result{RequeueAfter: requeueSoon * 5}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+		}
+		if !done {
+			return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
+		}
+		if err := r.removeFinalizers(ctx, app, func(f string) bool { return f == st.finalizer }); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// deleteStages lists the steps of app's deletion in the order they run.
+func (r *Reconciler) deleteStages(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings) []deleteStage {
+	stages := []deleteStage{{FinalizerPreDelete, func() (bool, error) { return r.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
+	for _, f := range []string{FinalizerResources, FinalizerResourcesForeground, FinalizerResourcesBackground} {
+		policy := metav1.DeletePropagationForeground
+		if f == FinalizerResourcesBackground {
+			policy = metav1.DeletePropagationBackground
+		}
+		stages = append(stages, deleteStage{f, func() (bool, error) { return r.deleteObjects(ctx, tgt, app, s, policy) }})
+	}
+	return append(stages,
+		deleteStage{FinalizerPostDelete, func() (bool, error) { return r.runDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+		deleteStage{FinalizerPreDeleteCleanup, func() (bool, error) { return r.cleanupDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }},
+		deleteStage{FinalizerPostDeleteCleanup, func() (bool, error) { return r.cleanupDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+	)
+}
+
+// deleteObjects deletes the app's tracked objects with policy and reports
+// whether they are all gone.
+func (r *Reconciler) deleteObjects(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
 	live, err := tgt.kube.ListTracked(ctx, trackingOf(s, app.Name), kube.ListOptions{Kinds: kindsOf(nil, app.Status.Resources)})
 	if err != nil {
-		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+		return false, err
 	}
 	for _, o := range live {
 		if o.GetDeletionTimestamp() != nil {
 			continue
 		}
 		if err := tgt.kube.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
-			return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+			return false, err
 		}
 	}
 	if len(live) > 0 {
 		logctx.From(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
-		return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
+		return false, nil
 	}
-	return reconcile.Result{}, r.removeFinalizer(ctx, app, fin)
+	return true, nil
 }
 
-func (r *Reconciler) removeFinalizer(ctx context.Context, app *v1alpha1.Application, fin string) error {
+// isOwnFinalizer reports the finalizers this controller works off.
+func isOwnFinalizer(f string) bool {
+	return f == FinalizerResources || f == FinalizerResourcesBackground || f == FinalizerResourcesForeground || isDeleteHookFinalizer(f)
+}
+
+func (r *Reconciler) removeFinalizers(ctx context.Context, app *v1alpha1.Application, drop func(string) bool) error {
 	base := app.DeepCopy()
-	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == fin })
+	app.Finalizers = slices.DeleteFunc(app.Finalizers, drop)
 	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("remove finalizer %s: %w", fin, err)
+		return fmt.Errorf("remove finalizers of %s: %w", app.Name, err)
 	}
 	return nil
 }

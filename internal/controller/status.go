@@ -94,6 +94,11 @@ func (r *Reconciler) writeRefresh(ctx context.Context, req *opRequest) error {
 }
 
 func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *comparison, now time.Time) {
+	if app.DeletionTimestamp == nil {
+		// As Argo CD: the deletion hooks in Git hold the app when it is
+		// deleted, so the finalizers go out with the comparison.
+		app.Finalizers = deleteHookFinalizers(app.Finalizers, cmp.desired)
+	}
 	st := &app.Status
 	st.Resources = cmp.resources
 	st.Sync.Status = cmp.sync
