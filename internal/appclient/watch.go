@@ -1,9 +1,11 @@
 package appclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,7 +125,17 @@ type WaitOperation struct {
 	Timeout time.Duration
 	// OnProgress is called when the phase or the message changes.
 	OnProgress func(state *v1alpha1.OperationState)
+	// OnUnclaimed is called once when no controller has started the
+	// operation after PickupWait (default 5 s): nothing may be running to
+	// run it. The wait goes on.
+	OnUnclaimed func(waited time.Duration)
+	PickupWait  time.Duration
 }
+
+// defaultPickupWait is how long an operation may stay unclaimed before
+// WaitOperation says so: a running controller starts one in well under a
+// second.
+const defaultPickupWait = 5 * time.Second
 
 // Run waits. It returns the app as last seen, with an *OperationError
 // when the operation Failed or Errored.
@@ -133,6 +145,16 @@ func (a *WaitOperation) Run(ctx context.Context) (*v1alpha1.Application, error) 
 	var last *v1alpha1.Application
 	var phase v1alpha1.OperationPhase
 	var message string
+	var claimed atomic.Bool
+	if a.OnUnclaimed != nil {
+		wait := cmp.Or(a.PickupWait, defaultPickupWait)
+		timer := time.AfterFunc(wait, func() {
+			if !claimed.Load() && wctx.Err() == nil {
+				a.OnUnclaimed(wait)
+			}
+		})
+		defer timer.Stop()
+	}
 	err := a.Client.watch(wctx, a.Name, func(app *v1alpha1.Application, deleted bool) (bool, error) {
 		if deleted {
 			return true, fmt.Errorf("application %q in namespace %q was deleted during the operation", a.Name, a.Client.Namespace)
@@ -142,6 +164,7 @@ func (a *WaitOperation) Run(ctx context.Context) (*v1alpha1.Application, error) 
 		if st == nil || !operationMatches(a.Operation, &st.Operation) {
 			return false, nil
 		}
+		claimed.Store(true)
 		if (st.Phase != phase || st.Message != message) && a.OnProgress != nil {
 			a.OnProgress(st)
 		}

@@ -148,6 +148,11 @@ func followOperation(ctx context.Context, s Streams, c *appclient.Client, app *v
 		OnProgress: func(st *v1alpha1.OperationState) {
 			fmt.Fprintf(s.Err, "%s  %-11s %s\n", time.Now().Format(time.TimeOnly), st.Phase, st.Message)
 		},
+		OnUnclaimed: func(waited time.Duration) {
+			fmt.Fprintf(s.Err, "%s  warning: no controller has started the operation after %s: is a wavecd controller "+
+				"(\"wavecd controller\", or \"wavecd up\" for a local cluster) running for namespace %q? "+
+				"The operation stays requested until one does.\n", time.Now().Format(time.TimeOnly), waited, c.Namespace)
+		},
 	}
 	final, err := w.Run(ctx)
 	if final != nil {

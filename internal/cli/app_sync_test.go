@@ -204,6 +204,21 @@ func TestAppSyncTimeout(t *testing.T) {
 	}
 }
 
+// TestAppSyncSaysNoControllerRuns: with no controller running, a sync
+// that waits says within seconds that nothing started its operation.
+func TestAppSyncSaysNoControllerRuns(t *testing.T) {
+	ns, c := appCluster(t)
+	createFixtures(t, c, ns, "guestbook")
+	_, stderr, err := runApp(t, ns, "sync", "guestbook", "--timeout", "7")
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit code %d, error %v; want 1 and a timeout", code, err)
+	}
+	want := "warning: no controller has started the operation after 5s: is a wavecd controller"
+	if !strings.Contains(stderr, want) || strings.Count(stderr, "warning:") != 1 {
+		t.Errorf("stderr = %q, want one warning containing %q", stderr, want)
+	}
+}
+
 func TestAppRollback(t *testing.T) {
 	tests := map[string]struct {
 		app, id string
