@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // Verdict is how one rehearsal run ended.
@@ -265,9 +266,14 @@ func secondsOrDash(s float64) string {
 	return fmt.Sprintf("%.1fs", s)
 }
 
+// shorten cuts s to at most n bytes, on a character boundary, and marks
+// the cut with "...".
 func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return strings.TrimSpace(s[:n]) + "..."
 }

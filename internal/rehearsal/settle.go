@@ -3,6 +3,7 @@ package rehearsal
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,6 +102,10 @@ func (a *appTrack) unsettledReason(start time.Time) string {
 			return "sync running, " + a.wait
 		}
 		return "sync running"
+	case a.failed != "":
+		return "sync failed: " + a.failed
+	case a.manualSyncHint() != "":
+		return a.manualSyncHint()
 	case a.sync != "Synced" || a.health != "Healthy":
 		s := orDash(a.sync) + " " + orDash(a.health)
 		switch {
@@ -141,10 +146,20 @@ func (t *tracker) writeSummary(w io.Writer) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "APP\tWAVE\tSYNCED AT\tHEALTHY AT\tPOD RESTARTS")
-	for _, a := range t.summaryOrder() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", a.name, a.waveColumn(), seconds(a.synced, a.syncedAt),
+	apps := t.summaryOrder()
+	notes := slices.ContainsFunc(apps, func(a *appTrack) bool { return a.note() != "" })
+	header := "APP\tWAVE\tSYNCED AT\tHEALTHY AT\tPOD RESTARTS"
+	if notes {
+		header += "\tNOTE"
+	}
+	fmt.Fprintln(tw, header)
+	for _, a := range apps {
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", a.name, a.waveColumn(), seconds(a.synced, a.syncedAt),
 			seconds(a.healthy, a.healthyAt), restarts[a])
+		if notes {
+			row += "\t" + a.note()
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }
@@ -170,6 +185,21 @@ func (t *tracker) summaryOrder() []*appTrack {
 	})
 	return append(roots, others...)
 }
+
+// note is the summary's last column: why an app did not settle when that
+// is a failed sync or a sync nobody started, else "".
+func (a *appTrack) note() string {
+	switch {
+	case a.failed != "":
+		return shorten("sync failed: "+a.failed, maxNote)
+	case a.manualSyncHint() != "":
+		return "OutOfSync, automated sync off: wavecd app sync " + a.name
+	}
+	return ""
+}
+
+// maxNote keeps the summary's note column to a line.
+const maxNote = 100
 
 func (a *appTrack) waveNumber() int {
 	n, err := strconv.Atoi(strings.TrimSpace(a.wave))

@@ -1,6 +1,7 @@
 package rehearsal
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -52,6 +53,11 @@ type appTrack struct {
 	synced       bool
 	healthy      bool
 	gone         bool
+	// manual: automated sync is off, so an OutOfSync app waits for a
+	// user to sync it; manualShown says the timeline said so.
+	manual, manualShown bool
+	// failed is the message of the last sync when it failed, else "".
+	failed string
 }
 
 // podTrack is what the timeline knows about one Pod.
@@ -182,6 +188,11 @@ func (a *appTrack) update(app *v1alpha1.Application, at time.Duration) []string 
 	a.sync, a.health, a.healthMsg = sync, health, st.Health.Message
 	a.noteTransitions(at)
 	out = append(out, a.updateOperation(st.OperationState)...)
+	a.manual = !app.Spec.SyncPolicy.IsAutomated()
+	if hint := a.manualSyncHint(); hint != "" && !a.manualShown {
+		out = append(out, hint)
+	}
+	a.manualShown = a.manualSyncHint() != ""
 	if a.running && a.firstSyncAt < 0 {
 		a.firstSyncAt = at
 	}
@@ -289,6 +300,10 @@ func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
 		}
 		out = append(out, "sync "+msg)
 	}
+	a.failed = ""
+	if op.Phase == v1alpha1.OperationFailed || op.Phase == v1alpha1.OperationError {
+		a.failed = cmp.Or(op.Message, "no message")
+	}
 	a.running, a.opStarted = running, op.StartedAt.Time
 	if !running {
 		return out
@@ -311,6 +326,20 @@ func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
 	}
 	return out
 }
+
+// manualSyncHint says how to sync an app that is OutOfSync, has no sync
+// running or requested, no automated sync to start one and no failed sync
+// to explain it; else "".
+func (a *appTrack) manualSyncHint() string {
+	if !a.manual || a.sync != string(v1alpha1.SyncStatusCodeOutOfSync) || a.running || a.operation || a.failed != "" {
+		return ""
+	}
+	return fmt.Sprintf("OutOfSync and automated sync is off: nothing syncs it until you do: wavecd app sync %s --kubeconfig %s", a.name, kubeconfigHint)
+}
+
+// kubeconfigHint is the kubeconfig of up's cluster as a user in the
+// repository's folder names it.
+const kubeconfigHint = ".wavecd/kubeconfig"
 
 // stepOf names the phase and wave a running sync works on, from the
 // executor's saved state: "wave 1", "PreSync wave 0".

@@ -19,6 +19,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func appAt(name string, sec float64, edit func(*v1alpha1.Application)) observation {
 	a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}
 	a.Spec.Destination.Namespace = name
+	a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
 	if edit != nil {
 		edit(a)
 	}
@@ -54,6 +55,16 @@ func both(fs ...func(*v1alpha1.Application)) func(*v1alpha1.Application) {
 		for _, f := range fs {
 			f(a)
 		}
+	}
+}
+
+// manual turns automated sync off.
+func manual(a *v1alpha1.Application) { a.Spec.SyncPolicy = nil }
+
+// failed ends the app's sync with message.
+func failed(message string) func(*v1alpha1.Application) {
+	return func(a *v1alpha1.Application) {
+		a.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationFailed, Message: message, StartedAt: metav1.NewTime(t0)}
 	}
 }
 
@@ -148,6 +159,22 @@ var timelineCases = map[string]struct {
 			"[  9.0s] pod web/web-7d9-x ready after 2 restarts",
 		},
 	},
+	"a manual app says how to sync it, once, and not while its sync runs or after it failed": {
+		events: []observation{
+			appAt("root", 1, both(manual, status("OutOfSync", "Missing"))),
+			appAt("root", 2, both(manual, status("OutOfSync", "Progressing"))),
+			appAt("root", 3, both(manual, status("OutOfSync", "Progressing"), running("", ""))),
+			appAt("root", 4, both(manual, status("OutOfSync", "Progressing"), failed("dry run failed"))),
+		},
+		want: []string{
+			"[  1.0s] root     created",
+			"[  1.0s] root     OutOfSync  Missing",
+			"[  1.0s] root     OutOfSync and automated sync is off: nothing syncs it until you do: wavecd app sync root --kubeconfig .wavecd/kubeconfig",
+			"[  2.0s] root     OutOfSync  Progressing",
+			"[  3.0s] root     sync started (automated)",
+			"[  4.0s] root     sync failed: dry run failed",
+		},
+	},
 	"pods of no app and pods found at the start say nothing": {
 		events: []observation{
 			podAt(1, 3, false, "x"),
@@ -194,6 +221,11 @@ func TestDecide(t *testing.T) {
 		"a comparison error": {events: []observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) {
 			a.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: "ComparisonError", Message: "no repo"}}
 		}))}, at: 5, want: verdictWaiting, waiting: "a: ComparisonError: no repo"},
+		"a failed sync, not what its objects wait on": {events: []observation{appAt("a", 1, both(status("OutOfSync", "Missing"), failed("dry-run Rollout a/b: no matches for kind"), func(a *v1alpha1.Application) {
+			a.Status.Resources = []v1alpha1.ResourceStatus{{Kind: "Service", Namespace: "a", Name: "b", Health: &v1alpha1.HealthStatus{Status: "Missing"}}}
+		}))}, at: 5, want: verdictWaiting, waiting: "a: sync failed: dry-run Rollout a/b: no matches for kind"},
+		"a manual app nobody synced": {events: []observation{appAt("a", 1, both(manual, status("OutOfSync", "Missing")))}, at: 5, want: verdictWaiting,
+			waiting: "a: OutOfSync and automated sync is off: nothing syncs it until you do: wavecd app sync a --kubeconfig .wavecd/kubeconfig"},
 		"progressing, then quiet 1m":  {events: []observation{appAt("a", 1, status("Synced", "Progressing"))}, at: 61, want: verdictStalled, waiting: "a: Synced Progressing"},
 		"still changing at the limit": {events: []observation{appAt("a", 1, status("Synced", "Progressing")), appAt("a", 599, status("OutOfSync", "Progressing"))}, at: 600, want: verdictTimedOut, waiting: "a: OutOfSync Progressing"},
 	}
@@ -240,6 +272,29 @@ root   -     12.2s      12.2s       0
 cache  0     -          -           0
 db     0     4.0s       4.0s        0
 web    1     6.0s       -           2
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestSummaryNotes(t *testing.T) {
+	tr := newTracker(t0, []string{"root"})
+	for _, o := range []observation{
+		appAt("root", 1, both(manual, status("OutOfSync", "Missing"))),
+		appAt("blue-green", 2, both(status("OutOfSync", "Missing"), failed("one or more objects failed to apply (dry run), reason: dry-run argoproj.io/Rollout blue-green/blue-green-helm-guestbook: no matches for kind \"Rollout\" in version \"argoproj.io/v1alpha1\""))),
+		appAt("web", 3, status("Synced", "Healthy")),
+	} {
+		tr.observe(o)
+	}
+	var b strings.Builder
+	if err := tr.writeSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `APP         WAVE  SYNCED AT  HEALTHY AT  POD RESTARTS  NOTE
+root        -     -          -           0             OutOfSync, automated sync off: wavecd app sync root
+blue-green  0     -          -           0             sync failed: one or more objects failed to apply (dry run), reason: dry-run argoproj.io/Rollout blue...
+web         0     3.0s       3.0s        0             
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
