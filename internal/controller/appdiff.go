@@ -43,7 +43,7 @@ type ObjectDiff struct {
 
 // Diff compares app with the cluster as a refresh does (render, dry-run
 // apply, normalize, ignoreDifferences), using argocd-cm of the app's
-// namespace, and returns the objects that differ, sorted by group, kind,
+// namespace (its wavecd.mirrors too, as a controller does), and returns the objects that differ, sorted by group, kind,
 // namespace and name. It writes nothing: the server-side diff dry-runs.
 func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts DiffOptions) ([]ObjectDiff, error) {
 	copts := Options{Namespace: app.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors}
@@ -60,6 +60,9 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	}
 	r, err := buildReconciler(cfg, c, c, copts)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.loadMirrors(ctx); err != nil {
 		return nil, err
 	}
 	s, err := r.settings.get(ctx, r.client, r.opts)

@@ -3,6 +3,8 @@ package rehearsal
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/install"
+	"github.com/wavecd/wavecd/internal/source"
 )
 
 // fieldOwner is the server-side apply field manager of what up applies.
@@ -43,15 +47,67 @@ func newBootstrap(cfg *rest.Config, namespace string) (*bootstrap, error) {
 }
 
 // prepare installs the CRDs, creates the namespace and applies the
-// settings objects: what the controller needs before any Application.
-func (b *bootstrap) prepare(ctx context.Context, settings []*unstructured.Unstructured) error {
+// settings objects, with the rehearsal's mirrors in argocd-cm's
+// wavecd.mirrors: what the controller needs before any Application, and
+// what lets any wavecd command against this cluster (app diff, a
+// controller started by hand) read the repositories the rehearsal serves.
+func (b *bootstrap) prepare(ctx context.Context, settings []*unstructured.Unstructured, mirrors source.Mirrors) error {
 	if err := b.installCRDs(ctx); err != nil {
 		return err
 	}
 	if err := b.ensureNamespace(ctx); err != nil {
 		return err
 	}
+	settings, err := withMirrors(settings, mirrors, b.namespace)
+	if err != nil {
+		return err
+	}
 	return b.applySettings(ctx, settings)
+}
+
+// withMirrors returns settings with mirrors added to argocd-cm's
+// wavecd.mirrors (entries the file sets itself win), creating an argocd-cm
+// with only that key when the settings have none.
+func withMirrors(settings []*unstructured.Unstructured, mirrors source.Mirrors, namespace string) ([]*unstructured.Unstructured, error) {
+	if len(mirrors) == 0 {
+		return settings, nil
+	}
+	out := slices.Clone(settings)
+	i := slices.IndexFunc(out, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "ConfigMap" && o.GetName() == controller.SettingsConfigMap
+	})
+	if i < 0 {
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		cm.SetNamespace(namespace)
+		cm.SetName(controller.SettingsConfigMap)
+		out, i = append(out, cm), len(out)
+	}
+	cm := out[i].DeepCopy()
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if data == nil {
+		data = map[string]string{}
+	}
+	merged := source.Mirrors{}
+	maps.Copy(merged, mirrors)
+	if v := data[source.MirrorsConfigKey]; v != "" {
+		own, err := source.ParseMirrorsConfig(v)
+		if err != nil {
+			return nil, fmt.Errorf("settings: %w", err)
+		}
+		maps.Copy(merged, own)
+	}
+	text, err := yaml.Marshal(map[string]string(merged))
+	if err != nil {
+		return nil, err
+	}
+	data[source.MirrorsConfigKey] = string(text)
+	if err := unstructured.SetNestedStringMap(cm.Object, data, "data"); err != nil {
+		return nil, err
+	}
+	out[i] = cm
+	return out, nil
 }
 
 func (b *bootstrap) installCRDs(ctx context.Context) error {
@@ -74,6 +130,7 @@ func (b *bootstrap) ensureNamespace(ctx context.Context) error {
 // applySettings replaces each settings object with the one given (keys
 // left out of the file do not survive from an earlier run). With no
 // objects it deletes argocd-cm, so a reused cluster keeps no override.
+// (prepare always gives it one with the rehearsal's mirrors.)
 func (b *bootstrap) applySettings(ctx context.Context, objs []*unstructured.Unstructured) error {
 	if len(objs) == 0 {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: controller.SettingsConfigMap}}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/controller"
 )
 
 // example is the seed demo, relative to this package.
@@ -249,9 +250,32 @@ func TestUpRehearsesTheHealthCheckExample(t *testing.T) {
 			t.Errorf("%s: app-b's pods restarted %d times; want none", name, o.maxRestarts)
 		}
 	}
+	e.diffBesideTheRehearsal("app-a")
 	e.reuseThenInterrupt(pid)
 	e.notSettled()
 	e.downLeavesNothing()
+}
+
+// diffBesideTheRehearsal diffs app name as `wavecd app diff` does, with no
+// mirror of its own: it reads the repositories the rehearsal serves from
+// argocd-cm's wavecd.mirrors, and finds the settled app in sync.
+func (e *rehearsalEnv) diffBesideTheRehearsal(name string) {
+	e.t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.ws.Kubeconfig())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	app := &v1alpha1.Application{}
+	if err := e.client().Get(e.t.Context(), client.ObjectKey{Namespace: Namespace, Name: name}, app); err != nil {
+		e.t.Fatal(err)
+	}
+	diffs, err := controller.Diff(e.t.Context(), cfg, app, controller.DiffOptions{CacheDir: e.t.TempDir()})
+	if err != nil {
+		e.t.Fatalf("app diff %s beside the rehearsal: %v", name, err)
+	}
+	if len(diffs) > 0 {
+		e.t.Errorf("app diff %s beside the rehearsal: %d objects differ, want none: %+v", name, len(diffs), diffs)
+	}
 }
 
 // brokenRoot is a root app whose source path does not exist: its

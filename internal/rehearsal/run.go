@@ -79,7 +79,7 @@ func runScenario(ctx context.Context, o runOptions) (res RunResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	if err := b.prepare(ctx, st.settings); err != nil {
+	if err := b.prepare(ctx, st.settings, st.mirrors); err != nil {
 		return res, err
 	}
 	res, err = follow(ctx, o, st, cfg, b)

@@ -226,7 +226,7 @@ func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
 	if err != nil {
 		return err
 	}
-	if err := b.prepare(ctx, s.settings); err != nil {
+	if err := b.prepare(ctx, s.settings, s.mirrors); err != nil {
 		return err
 	}
 	settings := "none (argocd-cm removed)"

@@ -1,0 +1,70 @@
+package rehearsal
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+func TestWithMirrors(t *testing.T) {
+	cm := func(data string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\n"+data), &o.Object); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	mirrors := source.Mirrors{}
+	mirrors.Add("https://github.com/org/repo.git", "/ws/repo")
+	tests := map[string]struct {
+		settings []*unstructured.Unstructured
+		want     map[string]string
+		wantErr  string
+	}{
+		"no settings: an argocd-cm with the mirrors only": {
+			want: map[string]string{"wavecd.mirrors": "https://github.com/org/repo: /ws/repo\n"},
+		},
+		"the file's own keys stay": {
+			settings: []*unstructured.Unstructured{cm("data: {timeout.reconciliation: 30s}")},
+			want:     map[string]string{"timeout.reconciliation": "30s", "wavecd.mirrors": "https://github.com/org/repo: /ws/repo\n"},
+		},
+		"the file's own mirror of the same URL wins": {
+			settings: []*unstructured.Unstructured{cm("data:\n  wavecd.mirrors: |\n    https://github.com/org/repo.git: /mine\n    https://charts.example.com: /charts\n")},
+			want:     map[string]string{"wavecd.mirrors": "https://charts.example.com: /charts\nhttps://github.com/org/repo: /mine\n"},
+		},
+		"a broken wavecd.mirrors in the file is an error": {
+			settings: []*unstructured.Unstructured{cm("data: {wavecd.mirrors: '[not a map'}")},
+			wantErr:  "settings: argocd-cm wavecd.mirrors: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := withMirrors(tc.settings, mirrors, Namespace)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %d objects, want 1", len(got))
+			}
+			data, _, _ := unstructured.NestedStringMap(got[0].Object, "data")
+			if d := cmp.Diff(tc.want, data); d != "" {
+				t.Errorf("argocd-cm data (-want +got):\n%s", d)
+			}
+			if len(tc.settings) > 0 && tc.settings[0].Object["data"] != nil {
+				if _, changed := tc.settings[0].Object["data"].(map[string]any)["wavecd.mirrors"]; changed && name == "the file's own keys stay" {
+					t.Error("the settings object given was changed in place")
+				}
+			}
+		})
+	}
+}
