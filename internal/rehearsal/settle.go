@@ -187,11 +187,14 @@ func (t *tracker) summaryOrder() []*appTrack {
 }
 
 // note is the summary's last column: why an app did not settle when that
-// is a failed sync or a sync nobody started, else "".
+// is a failed sync, one failing and retried, or a sync nobody started;
+// else "".
 func (a *appTrack) note() string {
 	switch {
 	case a.failed != "":
 		return shorten("sync failed: "+a.failed, maxNote)
+	case a.running && strings.HasPrefix(a.wait, "Retrying attempt"):
+		return shorten("sync failing: "+a.wait, maxNote)
 	case a.manualSyncHint() != "":
 		return "OutOfSync, automated sync off: wavecd app sync " + a.name
 	}

@@ -284,6 +284,7 @@ func TestSummaryNotes(t *testing.T) {
 		appAt("root", 1, both(manual, status("OutOfSync", "Missing"))),
 		appAt("blue-green", 2, both(status("OutOfSync", "Missing"), failed("one or more objects failed to apply (dry run), reason: dry-run argoproj.io/Rollout blue-green/blue-green-helm-guestbook: no matches for kind \"Rollout\" in version \"argoproj.io/v1alpha1\""))),
 		appAt("web", 3, status("Synced", "Healthy")),
+		appAt("retried", 4, both(status("OutOfSync", "Missing"), running("Retrying attempt #2 at 10:00:00: boom", ""))),
 	} {
 		tr.observe(o)
 	}
@@ -294,6 +295,7 @@ func TestSummaryNotes(t *testing.T) {
 	want := `APP         WAVE  SYNCED AT  HEALTHY AT  POD RESTARTS  NOTE
 root        -     -          -           0             OutOfSync, automated sync off: wavecd app sync root
 blue-green  0     -          -           0             sync failed: one or more objects failed to apply (dry run), reason: dry-run argoproj.io/Rollout blue...
+retried     0     -          -           0             sync failing: Retrying attempt #2 at 10:00:00: boom
 web         0     3.0s       3.0s        0             
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {

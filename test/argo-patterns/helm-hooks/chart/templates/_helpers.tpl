@@ -1,0 +1,3 @@
+{{- define "shop.fullname" -}}
+{{- printf "%s" .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -1,0 +1,12 @@
+// Package argopatterns holds the corpus test: small repositories under
+// ../argo-patterns, each written the way Argo CD users write them (an app
+// of apps as a Helm chart, generateName and Helm hooks, waves with Jobs,
+// a CRD with its resources, a missing CRD, a root without automated sync,
+// ...), bootstrapped with `wavecd up` on a fresh local cluster. Each
+// pattern's expect.yaml says what a user of Argo CD expects to see at the
+// end: every app's sync and health, how many times each hook ran, which
+// objects exist, the order they were created in, and what up printed.
+//
+// The package has no code of its own; it keeps wavecd honest about
+// repositories nobody on the project wrote for it.
+package argopatterns

@@ -1,0 +1,164 @@
+package argopatterns
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// recorder watches a rehearsal's cluster from the moment its kubeconfig
+// appears, before up applies the root: for each object of the kinds it is
+// given it keeps the etcd revision it was first seen at (creation order
+// across kinds) and the UIDs seen under its name (how many times a Job
+// ran). A generated name is matched by its generateName prefix.
+type recorder struct {
+	mu       sync.Mutex
+	firstRev map[string]int64
+	uids     map[string]map[types.UID]bool
+	cfg      *rest.Config
+	ready    chan struct{}
+}
+
+// startRecorder waits for kubeconfig to exist, then watches the kinds
+// until ctx ends.
+func startRecorder(ctx context.Context, t *testing.T, kubeconfig string, kinds []string) *recorder {
+	r := &recorder{firstRev: map[string]int64{}, uids: map[string]map[types.UID]bool{}, ready: make(chan struct{})}
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(kubeconfig); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			t.Errorf("recorder: %v", err)
+			return
+		}
+		r.cfg = cfg
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			t.Errorf("recorder: %v", err)
+			return
+		}
+		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			t.Errorf("recorder: %v", err)
+			return
+		}
+		for _, k := range kinds {
+			go r.watchKind(ctx, dc, disc, k)
+		}
+		close(r.ready)
+	}()
+	return r
+}
+
+// watchKind finds the resource of kind (retrying until a CRD serves it)
+// and records its objects.
+func (r *recorder) watchKind(ctx context.Context, dc dynamic.Interface, disc discovery.DiscoveryInterface, kind string) {
+	var gvr schema.GroupVersionResource
+	for ctx.Err() == nil {
+		if found, ok := resourceOf(disc, kind); ok {
+			gvr = found
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for ctx.Err() == nil {
+		w, err := dc.Resource(gvr).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Added {
+				r.note(kind, u)
+			}
+		}
+	}
+}
+
+// resourceOf finds the preferred resource serving kind.
+func resourceOf(disc discovery.DiscoveryInterface, kind string) (schema.GroupVersionResource, bool) {
+	lists, _ := disc.ServerPreferredResources()
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, res := range l.APIResources {
+			if res.Kind == kind {
+				return gv.WithResource(res.Name), true
+			}
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+func (r *recorder) note(kind string, u *unstructured.Unstructured) {
+	key := objectRef{kind: kind, namespace: u.GetNamespace(), name: u.GetName()}.String()
+	rev, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, seen := r.firstRev[key]; !seen {
+		r.firstRev[key] = rev
+	}
+	if r.uids[key] == nil {
+		r.uids[key] = map[types.UID]bool{}
+	}
+	r.uids[key][u.GetUID()] = true
+}
+
+// matches reports whether a recorded key is the object ref names: the
+// same, or for a ref whose name ends in "-" (a generateName), one whose
+// name starts with it.
+func matches(ref objectRef, key string) bool {
+	if key == ref.String() {
+		return true
+	}
+	prefix := ref.String()
+	return strings.HasSuffix(ref.name, "-") && strings.HasPrefix(key, prefix)
+}
+
+// revision returns the earliest etcd revision an object matching ref was
+// first seen at.
+func (r *recorder) revision(ref objectRef) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var first int64
+	found := false
+	for key, rev := range r.firstRev {
+		if matches(ref, key) && (!found || rev < first) {
+			first, found = rev, true
+		}
+	}
+	return first, found
+}
+
+// runs returns how many objects matching ref were seen.
+func (r *recorder) runs(ref objectRef) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for key, uids := range r.uids {
+		if matches(ref, key) {
+			n += len(uids)
+		}
+	}
+	return n
+}
