@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -57,6 +59,13 @@ type ApplicationSpec struct {
 	Info []Info `json:"info,omitempty"`
 	// RevisionHistoryLimit caps status.history (default 10).
 	RevisionHistoryLimit *int64 `json:"revisionHistoryLimit,omitempty"`
+	// SourceHydrator is Argo CD's source hydrator. wavecd decodes it but
+	// does not hydrate: an app that sets it gets an UnsupportedFieldWarning.
+	// Its schema is left open to keep the CRD small.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SourceHydrator *SourceHydrator `json:"sourceHydrator,omitempty"`
 }
 
 // HasMultipleSources reports whether the app uses spec.sources.
@@ -99,11 +108,24 @@ type ApplicationSource struct {
 	Ref string `json:"ref,omitempty"`
 	// Name is a human-readable name of the source.
 	Name string `json:"name,omitempty"`
+	// Plugin renders the source with a Config Management Plugin.
+	Plugin *ApplicationSourcePlugin `json:"plugin,omitempty"`
+	// TagPrefix filters Git tags before a semver targetRevision is
+	// resolved (not implemented by wavecd: a warning condition says so).
+	TagPrefix string `json:"tagPrefix,omitempty"`
 }
 
 // IsHelmRepo reports whether the source is a chart from a Helm repository
 // rather than a path in Git.
 func (s *ApplicationSource) IsHelmRepo() bool { return s.Chart != "" }
+
+// IsOCI reports whether the source is read from an OCI registry: a chart
+// (with Chart set) or an artifact of plain files (Argo CD 3.1).
+func (s *ApplicationSource) IsOCI() bool { return strings.HasPrefix(s.RepoURL, "oci://") }
+
+// IsOCIArtifact reports a source whose files come from an OCI artifact
+// rather than from Git or a Helm chart repository.
+func (s *ApplicationSource) IsOCIArtifact() bool { return s.IsOCI() && !s.IsHelmRepo() }
 
 // ApplicationSourceHelm holds Helm options of a source.
 // +kubebuilder:pruning:PreserveUnknownFields
@@ -231,16 +253,46 @@ type KustomizeGvk struct {
 	Kind    string `json:"kind,omitempty" yaml:"kind,omitempty"`
 }
 
-// ApplicationSourceDirectory holds options for plain manifest folders.
-// Jsonnet is not supported by wavecd and so has no field here yet.
+// ApplicationSourceDirectory holds options for plain manifest and Jsonnet
+// folders.
 // +kubebuilder:pruning:PreserveUnknownFields
 type ApplicationSourceDirectory struct {
 	// Recurse walks sub-folders too.
 	Recurse bool `json:"recurse,omitempty"`
+	// Jsonnet holds the options of .jsonnet files.
+	Jsonnet ApplicationSourceJsonnet `json:"jsonnet,omitempty,omitzero"`
 	// Exclude is a glob of paths (relative to the source path) to skip.
 	Exclude string `json:"exclude,omitempty"`
 	// Include is a glob of paths (relative to the source path) to keep.
 	Include string `json:"include,omitempty"`
+	// DisableExtensionFilter reads files of any extension (include and
+	// exclude still apply), not only .yaml, .yml, .json and .jsonnet.
+	DisableExtensionFilter bool `json:"disableExtensionFilter,omitempty"`
+}
+
+// ApplicationSourceJsonnet holds the options of Jsonnet files.
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSourceJsonnet struct {
+	// ExtVars are external variables (std.extVar).
+	ExtVars []JsonnetVar `json:"extVars,omitempty"`
+	// TLAs are top-level arguments of the files' functions.
+	TLAs []JsonnetVar `json:"tlas,omitempty"`
+	// Libs are library folders, relative to the repository root.
+	Libs []string `json:"libs,omitempty"`
+}
+
+// IsZero reports options that change nothing.
+func (j *ApplicationSourceJsonnet) IsZero() bool {
+	return j == nil || len(j.ExtVars) == 0 && len(j.TLAs) == 0 && len(j.Libs) == 0
+}
+
+// JsonnetVar is a Jsonnet variable: a string, or Jsonnet code when Code.
+// $ARGOCD_APP_NAME and the other build variables in Value are expanded.
+// +kubebuilder:pruning:PreserveUnknownFields
+type JsonnetVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Code  bool   `json:"code,omitempty"`
 }
 
 // ApplicationDestination is the cluster and namespace an app deploys to.
