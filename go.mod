@@ -150,4 +150,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 )
 
-tool helm.sh/helm/v4/cmd/helm
+tool (
+	github.com/google/go-jsonnet/cmd/jsonnet
+	helm.sh/helm/v4/cmd/helm
+)

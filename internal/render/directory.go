@@ -20,8 +20,9 @@ import (
 var manifestFile = regexp.MustCompile(`^.*\.(yaml|yml|json|jsonnet)$`)
 
 // Directory renders plain manifest folders: YAML and JSON files,
-// multi-document, optionally recursive, filtered by include and exclude
-// globs matched against the path relative to the source path.
+// multi-document, and Jsonnet files (see jsonnetEval), optionally
+// recursive, filtered by include and exclude globs matched against the
+// path relative to the source path.
 type Directory struct{}
 
 // Render implements Renderer.
@@ -39,6 +40,7 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
+	var jsonnetFiles *jsonnetEval
 	err = fs.WalkDir(req.Tree, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -56,8 +58,18 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 		if root == "." {
 			rel = p
 		}
-		if !manifestFile.MatchString(d.Name()) || !filter.keep(rel) {
+		if !opts.DisableExtensionFilter && !manifestFile.MatchString(d.Name()) || !filter.keep(rel) {
 			return nil
+		}
+		if strings.HasSuffix(p, ".jsonnet") {
+			if jsonnetFiles == nil {
+				if jsonnetFiles, err = newJsonnetEval(req, root); err != nil {
+					return err
+				}
+			}
+			objs, err := jsonnetFiles.objects(ctx, p)
+			res.Objects = append(res.Objects, objs...)
+			return err
 		}
 		return readManifestFile(req.Tree, p, d, res)
 	})
@@ -80,9 +92,6 @@ func readManifestFile(tree *source.Tree, p string, d fs.DirEntry, res *Result) e
 		if info.IsDir() {
 			return nil
 		}
-	}
-	if strings.HasSuffix(p, ".jsonnet") {
-		return fmt.Errorf("%s: jsonnet is not supported", p)
 	}
 	data, err := tree.ReadFile(p)
 	if err != nil {

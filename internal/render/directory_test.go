@@ -97,10 +97,6 @@ func TestDirectoryErrors(t *testing.T) {
 			path:    "root/etc",
 			wantErr: `field path: path "root/etc" goes through a symlink that points outside the repository (root -> /)`,
 		},
-		"jsonnet": {
-			files: map[string]string{"app/main.jsonnet": "{}"}, path: "app",
-			wantErr: "app/main.jsonnet: jsonnet is not supported",
-		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

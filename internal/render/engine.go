@@ -95,7 +95,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 			continue
 		}
 		req := &Request{
-			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src,
+			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src,
 			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh,
 		}
 		res, err := e.Render(ctx, req)
@@ -132,6 +132,9 @@ func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
 	start := time.Now()
 	res, err := e.renderers[typ].Render(ctx, req)
 	if err != nil {
+		return nil, err
+	}
+	if res.Objects, err = expandLists(res.Objects); err != nil {
 		return nil, err
 	}
 	slog.DebugContext(ctx, "rendered source", "app", req.AppName, "type", typ, "objects", len(res.Objects), "took", time.Since(start))

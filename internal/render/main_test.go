@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// helmBin is the Helm CLI built from the module's own helm.sh/helm/v4
-// version, to compare against.
-var helmBin string
+// helmBin and jsonnetBin are the Helm and Jsonnet CLIs built from the
+// module's own helm.sh/helm/v4 and github.com/google/go-jsonnet versions,
+// to compare against.
+var helmBin, jsonnetBin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -26,11 +27,14 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	helmBin = filepath.Join(dir, "helm")
-	// The tool directive in go.mod pins the CLI to the SDK version we use.
-	cmd := exec.Command("go", "build", "-o", helmBin, "helm.sh/helm/v4/cmd/helm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: cannot build the helm CLI to compare against: %v\n%s", err, out)
-		return 1
+	jsonnetBin = filepath.Join(dir, "jsonnet")
+	// The tool directives in go.mod pin the CLIs to the library versions we use.
+	for bin, pkg := range map[string]string{helmBin: "helm.sh/helm/v4/cmd/helm", jsonnetBin: "github.com/google/go-jsonnet/cmd/jsonnet"} {
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: cannot build %s to compare against: %v\n%s", pkg, err, out)
+			return 1
+		}
 	}
 	return m.Run()
 }

@@ -165,3 +165,32 @@ func parseJSONArray(file string, data []byte) ([]*unstructured.Unstructured, err
 	}
 	return out, nil
 }
+
+// expandLists replaces each List object (an object whose items is a list,
+// such as `kind: List` or `kubectl get -o yaml` output) with its items and
+// drops lists whose items are null, as Argo CD does for every source type.
+func expandLists(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		items, isList := o.Object["items"]
+		switch {
+		case !isList:
+			out = append(out, o)
+		case items == nil && o.Object["spec"] == nil && o.Object["status"] == nil:
+		default:
+			list, ok := items.([]any)
+			if !ok {
+				out = append(out, o)
+				continue
+			}
+			for i, it := range list {
+				u, err := toObject(it)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: items[%d]: %w", o.GetKind(), o.GetName(), i, err)
+				}
+				out = append(out, u)
+			}
+		}
+	}
+	return out, nil
+}

@@ -32,6 +32,8 @@ type Request struct {
 	AppName string
 	// Namespace is the destination namespace.
 	Namespace string
+	// Project is the Application's project (ARGOCD_APP_PROJECT_NAME).
+	Project string
 	// Source is the source to render.
 	Source v1alpha1.ApplicationSource
 	// Tree is the repository of a Git source; nil for a Helm repository chart.

@@ -1,0 +1,1 @@
+error 'a .libsonnet file is never evaluated on its own'
