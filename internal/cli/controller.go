@@ -53,6 +53,7 @@ It also serves, on --listen (every replica, leader or not):
 	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address of the webhook, metrics and health endpoints")
 	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
 	f.StringArrayVar(&a.mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	f.StringVar(&a.opts.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
 	f.StringVar(&a.opts.CacheDir, "cache-dir", "", "directory for Git clones (default: the user cache directory)")
 	f.BoolVar(&a.opts.LeaderElection, "leader-elect", true, "elect one active controller among replicas")

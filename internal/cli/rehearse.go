@@ -72,6 +72,7 @@ func newRehearseCommand(s Streams) *cobra.Command {
 	f.IntVar(&r.Runs, "runs", 1, "how many runs, each on a new cluster")
 	f.Int64Var(&r.Seed, "seed", 1, "the first run's seed (values the scenario randomizes)")
 	f.StringVar(&r.Report, "report", "", "write a self-contained HTML report to this file")
+	f.StringVar(&r.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.DurationVar(&r.StallTimeout, "stall-timeout", rehearsal.DefaultRehearseStallTimeout,
 		"how long a sync wave may make no progress before the controller examines it as a stall")
 	f.DurationVar(&r.Timeout, "timeout", rehearsal.DefaultRehearseTimeout, "how long a run may take after the root is applied")

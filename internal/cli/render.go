@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/plugin"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -51,6 +52,8 @@ type renderAction struct {
 	ValueFiles  []string
 	KubeVersion string
 	APIVersions []string
+	PluginsDir  string
+	Type        string
 }
 
 func newRenderCommand(s Streams) *cobra.Command {
@@ -79,8 +82,13 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f.StringArrayVar(&a.ValueFiles, "values", nil, "with --repo: Helm value file in the repository, relative to --path (repeatable)")
 	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
 	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
+	f.StringVar(&a.PluginsDir, "plugins-dir", "", pluginsDirUsage)
+	f.StringVar(&a.Type, "type", "", "with --repo: render as helm, kustomize, directory or plugin:NAME instead of detecting the type")
 	return cmd
 }
+
+// pluginsDirUsage describes --plugins-dir on every command that renders.
+const pluginsDirUsage = "folder of Config Management Plugins: ConfigManagementPlugin files run by this process, and <name>.sock sockets of plugin sidecars"
 
 // Run renders and prints.
 func (a *renderAction) Run(ctx context.Context) error {
@@ -98,9 +106,14 @@ func (a *renderAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var plugins *plugin.Set
+	if a.PluginsDir != "" {
+		plugins = plugin.NewSet(plugin.SetOptions{Dir: a.PluginsDir})
+	}
 	engine := render.NewEngine(render.EngineOptions{
-		Repos:  source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
-		Charts: source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
+		Repos:   source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
+		Charts:  source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
+		Plugins: plugins,
 	})
 	caps := render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}
 	var res *render.Result
@@ -177,10 +190,16 @@ func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, ca
 
 func (a *renderAction) source() (*v1alpha1.ApplicationSource, error) {
 	src := &v1alpha1.ApplicationSource{RepoURL: a.Repo, Path: a.Path, TargetRevision: a.Revision}
+	if err := setType(src, a.Type); err != nil {
+		return nil, err
+	}
 	if len(a.HelmSets) == 0 && len(a.ValueFiles) == 0 {
 		return src, nil
 	}
-	src.Helm = &v1alpha1.ApplicationSourceHelm{ValueFiles: a.ValueFiles}
+	if src.Helm == nil {
+		src.Helm = &v1alpha1.ApplicationSourceHelm{}
+	}
+	src.Helm.ValueFiles = a.ValueFiles
 	for _, s := range a.HelmSets {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
@@ -189,4 +208,22 @@ func (a *renderAction) source() (*v1alpha1.ApplicationSource, error) {
 		src.Helm.Parameters = append(src.Helm.Parameters, v1alpha1.HelmParameter{Name: k, Value: v})
 	}
 	return src, nil
+}
+
+// setType forces the source type --type names.
+func setType(src *v1alpha1.ApplicationSource, typ string) error {
+	switch name, isPlugin := strings.CutPrefix(typ, "plugin:"); {
+	case typ == "":
+	case typ == "helm":
+		src.Helm = &v1alpha1.ApplicationSourceHelm{}
+	case typ == "kustomize":
+		src.Kustomize = &v1alpha1.ApplicationSourceKustomize{}
+	case typ == "directory":
+		src.Directory = &v1alpha1.ApplicationSourceDirectory{}
+	case typ == "plugin" || isPlugin:
+		src.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
+	default:
+		return fmt.Errorf("flag --type %q: want helm, kustomize, directory, plugin or plugin:NAME", typ)
+	}
+	return nil
 }

@@ -64,6 +64,7 @@ waves on real child health.`,
 	root.AddCommand(newInstallCommand(s))
 	root.AddCommand(newControllerCommand(s))
 	root.AddCommand(newRenderCommand(s))
+	root.AddCommand(newCmpServerCommand(s))
 	root.AddCommand(newHealthCommand(s))
 	root.AddCommand(newAppCommand(s))
 	root.AddCommand(newProjCommand(s))

@@ -70,6 +70,7 @@ func newUpCommand(s Streams) *cobra.Command {
 	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo")
 	f.StringVar(&up.Settings, "settings", "", "a file with the argocd-cm ConfigMap (and other settings objects) to apply")
 	f.StringArrayVar(&up.Mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	f.StringVar(&up.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.IntVar(&up.Nodes, "nodes", 2, "simulated nodes of a new cluster")
 	f.BoolVar(&up.Fresh, "fresh", false, "stop and remove an existing .wavecd first")
 	f.BoolVar(&up.ExitWhenSettled, "exit-when-settled", false, "exit 0 once every app settled, 3 on a stall or timeout")

@@ -75,6 +75,9 @@ type Options struct {
 	// it is examined as a stall; it wins over argocd-cm's
 	// wavecd.stall.timeout (default 2m).
 	StallTimeout time.Duration
+	// PluginsDir holds Config Management Plugin files and the sockets of
+	// plugin sidecars (see internal/plugin); empty means no plugins.
+	PluginsDir string
 }
 
 func (o *Options) defaults() error {

@@ -48,7 +48,7 @@ func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.A
 	if err != nil {
 		return nil, err
 	}
-	return &rendered{Result: res, types: r.sourceTypes(ctx, pinned)}, nil
+	return &rendered{Result: res, types: typeNames(res.Types)}, nil
 }
 
 // sourcesOf returns pointers to the spec's sources, so they can be changed
@@ -67,24 +67,11 @@ func sourcesOf(spec *v1alpha1.ApplicationSpec) []*v1alpha1.ApplicationSource {
 	return nil
 }
 
-// sourceTypes says how each source of a rendered app is rendered; the
-// trees are in the repository cache already.
-func (r *Reconciler) sourceTypes(ctx context.Context, app *v1alpha1.Application) []string {
-	var out []string
-	for _, src := range sourcesOf(&app.Spec) {
-		var tree *source.Tree
-		if !src.IsHelmRepo() {
-			t, err := r.repos.Checkout(ctx, src.RepoURL, src.TargetRevision)
-			if err != nil {
-				return nil
-			}
-			tree = t
-		}
-		typ, err := render.DetectType(src, tree)
-		if err != nil {
-			return nil
-		}
-		out = append(out, string(typ))
+// typeNames are the source types as the status spells them.
+func typeNames(types []render.SourceType) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		out[i] = string(t)
 	}
 	return out
 }
@@ -107,11 +94,7 @@ func (r *Reconciler) renderLocal(ctx context.Context, tgt *target, app *v1alpha1
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", dir, err)
 	}
-	typ, err := render.DetectType(&src, tree)
-	if err != nil {
-		return nil, err
-	}
-	return &rendered{Result: res, types: []string{string(typ)}}, nil
+	return &rendered{Result: res, types: typeNames(res.Types)}, nil
 }
 
 // operationTarget is the app as a sync operation wants it: a rollback

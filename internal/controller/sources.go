@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/plugin"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -18,7 +19,11 @@ import (
 func newEngine(opts Options, mirrors source.Mirrors) (*source.Repos, *render.Engine) {
 	repos := source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: mirrors})
 	charts := source.NewCharts(source.ChartsOptions{Mirrors: mirrors})
-	return repos, render.NewEngine(render.EngineOptions{Repos: repos, Charts: charts})
+	var plugins *plugin.Set
+	if opts.PluginsDir != "" {
+		plugins = plugin.NewSet(plugin.SetOptions{Dir: opts.PluginsDir})
+	}
+	return repos, render.NewEngine(render.EngineOptions{Repos: repos, Charts: charts, Plugins: plugins})
 }
 
 // loadMirrors adds argocd-cm's wavecd.mirrors to the controller's own

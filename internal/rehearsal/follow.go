@@ -88,7 +88,7 @@ func catchUp(p *printer, t *tracker, events <-chan observation, listed func() bo
 // ApplicationSet controller beside it, until ctx ends or the returned stop
 // is called; stop waits for it. An exit of its own is sent to fatal.
 func (u *Up) startController(ctx context.Context, s *session, fatal chan<- error) (stop func(), err error) {
-	return runControllers(ctx, s.cfg, controllerSetup{mirrors: s.mirrors, cacheDir: s.ws.Cache()}, fatal)
+	return runControllers(ctx, s.cfg, controllerSetup{mirrors: s.mirrors, cacheDir: s.ws.Cache(), pluginsDir: u.PluginsDir}, fatal)
 }
 
 // controllerSetup is what a rehearsal's controllers are started with.
@@ -96,6 +96,7 @@ type controllerSetup struct {
 	mirrors      source.Mirrors
 	cacheDir     string
 	stallTimeout time.Duration
+	pluginsDir   string
 }
 
 // runControllers runs the Application controller, with the ApplicationSet
@@ -103,7 +104,7 @@ type controllerSetup struct {
 // called; stop waits for them. An exit of their own is sent to fatal.
 func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fatal chan<- error) (stop func(), err error) {
 	ctrl, err := controller.New(cfg, controller.Options{
-		Namespace: Namespace, Mirrors: c.mirrors, CacheDir: c.cacheDir, StallTimeout: c.stallTimeout,
+		Namespace: Namespace, Mirrors: c.mirrors, CacheDir: c.cacheDir, StallTimeout: c.stallTimeout, PluginsDir: c.pluginsDir,
 	})
 	if err != nil {
 		return nil, err

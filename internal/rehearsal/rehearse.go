@@ -36,6 +36,8 @@ type Rehearse struct {
 	Report string
 	// StallTimeout is the controller's stall timeout (default 20s).
 	StallTimeout time.Duration
+	// PluginsDir holds Config Management Plugins for the controller.
+	PluginsDir string
 	// Timeout bounds each run from the root's apply (default 100s).
 	Timeout time.Duration
 	// JSON prints the report as JSON instead of the timeline and summary.
@@ -122,7 +124,7 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 			dir: dir, scenario: s, run: i, seed: r.Seed + int64(i) - 1,
 			ws:     Workspace{Dir: filepath.Join(base, fmt.Sprintf("%s-%d", s.Name, i))},
 			binary: r.LocalCluster, stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
-			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect,
+			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect, pluginsDir: r.PluginsDir,
 		}
 		if timeline != nil && r.Runs > 1 {
 			fmt.Fprintf(timeline, "\n== run %d of %d (seed %d)\n", i, r.Runs, o.seed)

@@ -36,6 +36,8 @@ type runOptions struct {
 	out       io.Writer
 	routeLogs func(io.Writer)
 	inspect   func(ctx context.Context, run int, cfg *rest.Config) error
+	// pluginsDir holds Config Management Plugins for the controller.
+	pluginsDir string
 }
 
 // stagedRun is a run's inputs, ready before any cluster starts.
@@ -182,7 +184,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 		return res, err
 	}
 	fatal := make(chan error, 1)
-	stopController, err := runControllers(ctx, cfg, controllerSetup{mirrors: st.mirrors, cacheDir: o.ws.Cache(), stallTimeout: o.stallTimeout}, fatal)
+	stopController, err := runControllers(ctx, cfg, controllerSetup{mirrors: st.mirrors, cacheDir: o.ws.Cache(), stallTimeout: o.stallTimeout, pluginsDir: o.pluginsDir}, fatal)
 	if err != nil {
 		return res, err
 	}

@@ -36,6 +36,8 @@ type Up struct {
 	Settings string
 	// Mirrors are extra URL=PATH mirrors for the controller.
 	Mirrors []string
+	// PluginsDir holds Config Management Plugins for the controller.
+	PluginsDir string
 	// Nodes is the number of simulated nodes of a new cluster (default 2).
 	Nodes int
 	// Fresh stops and removes an existing workspace first.

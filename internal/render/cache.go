@@ -46,7 +46,7 @@ func (c *Cache) Get(key string) (*Result, bool) {
 		return nil, false
 	}
 	r := el.Value.(*cacheEntry).res
-	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions)}, true
+	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions), Types: slices.Clone(r.Types)}, true
 }
 
 // Put stores a copy of res under key, evicting the least recently used
@@ -81,6 +81,7 @@ func (r *Result) DeepCopy() *Result {
 		Objects:   make([]*unstructured.Unstructured, len(r.Objects)),
 		Warnings:  slices.Clone(r.Warnings),
 		Revisions: slices.Clone(r.Revisions),
+		Types:     slices.Clone(r.Types),
 	}
 	for i, o := range r.Objects {
 		out.Objects[i] = o.DeepCopy()
@@ -88,18 +89,21 @@ func (r *Result) DeepCopy() *Result {
 	return out
 }
 
-// cacheKey hashes everything a render depends on. A source is cacheable
-// only when every tree it reads is a commit (not a local folder) and, for a
-// Helm repository chart, when its version is exact.
-func cacheKey(req *Request) (string, bool) {
+// cacheKey hashes everything a render depends on, plugins identifying the
+// configured plugins. A source is cacheable only when every tree it reads
+// is a commit (not a local folder) and, for a Helm repository chart, when
+// its version is exact.
+func cacheKey(req *Request, plugins string) (string, bool) {
 	k := struct {
 		Revision string
 		Refs     map[string]string
 		App      string
 		NS       string
+		Project  string
 		Source   any
 		Caps     Capabilities
-	}{App: req.AppName, NS: req.Namespace, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}}
+		Plugins  string
+	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}, Plugins: plugins}
 	if req.Source.IsHelmRepo() {
 		if _, err := semver.StrictNewVersion(req.Source.TargetRevision); err != nil {
 			return "", false

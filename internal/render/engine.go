@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/plugin"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -19,6 +20,8 @@ type EngineOptions struct {
 	// CacheSize bounds the render cache in entries (default 512; a negative
 	// value disables the cache).
 	CacheSize int
+	// Plugins are the Config Management Plugins; nil means none.
+	Plugins *plugin.Set
 }
 
 // Engine renders Applications: it checks out every source, picks the
@@ -27,6 +30,7 @@ type EngineOptions struct {
 type Engine struct {
 	repos     *source.Repos
 	charts    *source.Charts
+	plugins   *plugin.Set
 	renderers map[SourceType]Renderer
 	cache     *Cache
 }
@@ -38,12 +42,14 @@ func NewEngine(opts EngineOptions) *Engine {
 		size = 512
 	}
 	e := &Engine{
-		repos:  opts.Repos,
-		charts: opts.Charts,
+		repos:   opts.Repos,
+		charts:  opts.Charts,
+		plugins: opts.Plugins,
 		renderers: map[SourceType]Renderer{
 			TypeDirectory: Directory{},
 			TypeHelm:      &Helm{Charts: opts.Charts},
 			TypeKustomize: Kustomize{},
+			TypePlugin:    &Plugin{Set: opts.Plugins},
 		},
 	}
 	if size > 0 {
@@ -92,6 +98,8 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 	for i, src := range sources {
 		if isRefOnly(&src) {
 			out.Revisions = append(out.Revisions, checked.revision(i))
+			typ, _ := DetectType(&src, checked.trees[i])
+			out.Types = append(out.Types, typ)
 			continue
 		}
 		req := &Request{
@@ -105,8 +113,34 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 		out.Objects = append(out.Objects, res.Objects...)
 		out.Warnings = append(out.Warnings, res.Warnings...)
 		out.Revisions = append(out.Revisions, firstNonEmpty(checked.revision(i), firstRevision(res)))
+		out.Types = append(out.Types, res.Types...)
 	}
 	return out, nil
+}
+
+// detect returns how req is rendered. A source that names no type goes to
+// the first plugin whose discovery rules accept it, as in Argo CD, before
+// its files are looked at; req is then a copy naming that plugin.
+func (e *Engine) detect(ctx context.Context, req *Request) (SourceType, *Request, error) {
+	typ, err := DetectType(&req.Source, req.Tree)
+	if err != nil || len(explicitTypes(&req.Source)) > 0 || req.Source.IsHelmRepo() || e.plugins.Dir() == "" {
+		return typ, req, err
+	}
+	dir, err := appPath(req.Tree, req.Source.Path)
+	if err != nil {
+		return "", nil, err
+	}
+	env, err := pluginEnv(req)
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := e.plugins.Discover(ctx, &plugin.Request{AppPath: dir, Env: env}, req.Tree)
+	if err != nil || name == "" {
+		return typ, req, err
+	}
+	found := *req
+	found.Source.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
+	return TypePlugin, &found, nil
 }
 
 func firstRevision(r *Result) string {
@@ -119,13 +153,13 @@ func firstRevision(r *Result) string {
 // Render renders one source, through the cache when every tree it reads
 // is a Git commit.
 func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
-	key, cacheable := cacheKey(req)
+	key, cacheable := cacheKey(req, e.plugins.Fingerprint())
 	if cacheable && e.cache != nil && !req.Fresh {
 		if res, ok := e.cache.Get(key); ok {
 			return res, nil
 		}
 	}
-	typ, err := DetectType(&req.Source, req.Tree)
+	typ, req, err := e.detect(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +168,7 @@ func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Types = []SourceType{typ}
 	if res.Objects, err = expandLists(res.Objects); err != nil {
 		return nil, err
 	}

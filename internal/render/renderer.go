@@ -59,6 +59,9 @@ type Result struct {
 	// Revisions are the resolved revisions (commit SHA or chart version) of
 	// every source, in spec order.
 	Revisions []string
+	// Types says how each source was rendered (Helm, Kustomize, Directory
+	// or Plugin), in spec order.
+	Types []SourceType
 }
 
 // SourceType is how a source is rendered.
@@ -69,6 +72,7 @@ const (
 	TypeDirectory SourceType = "Directory"
 	TypeHelm      SourceType = "Helm"
 	TypeKustomize SourceType = "Kustomize"
+	TypePlugin    SourceType = "Plugin"
 )
 
 // kustomizationFiles are the names kustomize looks for, in its order.
@@ -77,17 +81,9 @@ var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // DetectType returns how src is rendered: the type its options name (only
 // one may be set), Helm for a chart from a Helm repository, else what the
 // folder holds (a kustomization wins over Chart.yaml), else Directory.
+// Plugins found by their discovery rules are the Engine's to detect.
 func DetectType(src *v1alpha1.ApplicationSource, tree *source.Tree) (SourceType, error) {
-	var explicit []SourceType
-	if src.Helm != nil {
-		explicit = append(explicit, TypeHelm)
-	}
-	if src.Kustomize != nil {
-		explicit = append(explicit, TypeKustomize)
-	}
-	if src.Directory != nil {
-		explicit = append(explicit, TypeDirectory)
-	}
+	explicit := explicitTypes(src)
 	switch {
 	case len(explicit) > 1:
 		return "", fmt.Errorf("multiple application sources defined: %v", explicit)
@@ -111,6 +107,24 @@ func DetectType(src *v1alpha1.ApplicationSource, tree *source.Tree) (SourceType,
 		return TypeHelm, nil
 	}
 	return TypeDirectory, nil
+}
+
+// explicitTypes are the types a source's options name.
+func explicitTypes(src *v1alpha1.ApplicationSource) []SourceType {
+	var explicit []SourceType
+	if src.Helm != nil {
+		explicit = append(explicit, TypeHelm)
+	}
+	if src.Kustomize != nil {
+		explicit = append(explicit, TypeKustomize)
+	}
+	if src.Directory != nil {
+		explicit = append(explicit, TypeDirectory)
+	}
+	if src.Plugin != nil {
+		explicit = append(explicit, TypePlugin)
+	}
+	return explicit
 }
 
 // appPath resolves a source's path inside its repository: it must stay in

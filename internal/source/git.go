@@ -351,7 +351,7 @@ func indexTree(ctx context.Context, repo *git.Repository, root *object.Tree) (ma
 			}
 			files[name] = &entry{kind: kindSymlink, target: string(target)}
 		case filemode.Regular, filemode.Executable, filemode.Deprecated:
-			files[name] = &entry{kind: kindFile, key: te.Hash.String()}
+			files[name] = &entry{kind: kindFile, key: te.Hash.String(), exec: te.Mode == filemode.Executable}
 		}
 	}
 }

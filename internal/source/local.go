@@ -66,7 +66,7 @@ func diskEntry(p string, d fs.DirEntry) (*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &entry{kind: kindFile, size: info.Size(), key: p}, nil
+		return &entry{kind: kindFile, size: info.Size(), key: p, exec: info.Mode()&0o111 != 0}, nil
 	}
 	return nil, nil
 }

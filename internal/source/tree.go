@@ -25,6 +25,7 @@ const (
 // entry is one path in a tree.
 type entry struct {
 	kind     entryKind
+	exec     bool     // an executable file
 	size     int64    // file size when known at index time
 	target   string   // symlink target as stored
 	key      string   // how the reader finds the content (blob hash or disk path)
@@ -245,10 +246,33 @@ func (t *Tree) info(name string, e *entry) *fileInfo {
 		fi.mode = fs.ModeDir | 0o555
 	case kindSymlink:
 		fi.mode = fs.ModeSymlink | 0o444
-	default:
+	case kindFile:
 		fi.mode = 0o444
+		if e.exec {
+			fi.mode = 0o555
+		}
 	}
 	return fi
+}
+
+// Readlink returns the target of the symlink name as stored, after
+// checking that it resolves inside the tree (the target itself may be
+// missing). name's own parent folders may be symlinks.
+func (t *Tree) Readlink(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	resolved, e, err := t.walk(name, false)
+	if err != nil {
+		return "", err
+	}
+	if e.kind != kindSymlink {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("not a symlink")}
+	}
+	if _, err := linkTarget(path.Dir(resolved), e.target); err != nil {
+		return "", &PathError{Path: name, Reason: ReasonSymlinkEscape + " (" + name + " -> " + e.target + ")"}
+	}
+	return e.target, nil
 }
 
 type fileInfo struct {

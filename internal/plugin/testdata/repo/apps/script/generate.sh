@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "{apiVersion: v1, kind: ConfigMap, metadata: {name: script}}"
