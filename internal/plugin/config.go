@@ -136,7 +136,11 @@ func Parse(file string, data []byte) ([]*Config, error) {
 		}
 		cfg, err := parseDocument(doc)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, node.Line, err)
+			line := node.Line
+			if len(node.Content) > 0 {
+				line = node.Content[0].Line
+			}
+			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
 		}
 		if cfg != nil {
 			out = append(out, cfg)
@@ -160,7 +164,8 @@ func parseDocument(doc []byte) (*Config, error) {
 	}
 	cfg := &Config{}
 	if err := yaml.UnmarshalStrict(doc, cfg); err != nil {
-		return nil, fmt.Errorf("invalid plugin configuration: %w", err)
+		msg := strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: json: ")
+		return nil, fmt.Errorf("invalid plugin configuration: %s", msg)
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("invalid plugin configuration: %w", err)

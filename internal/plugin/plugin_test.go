@@ -150,7 +150,7 @@ func TestGenerateFailures(t *testing.T) {
 		wantErr string
 	}{
 		"stderr and exit status kept": {
-			plugin: "generate: {command: [sh, -c, \"echo partial; echo 'something broke' >&2; exit 3\"]}",
+			plugin:  "generate: {command: [sh, -c, \"echo partial; echo 'something broke' >&2; exit 3\"]}",
 			wantErr: "plugin p: generate `sh -c echo partial; echo 'something broke' >&2; exit 3` failed: exit status 3: something broke",
 		},
 		"timeout": {

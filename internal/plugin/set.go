@@ -212,7 +212,7 @@ type local struct {
 	svc *Service
 }
 
-func (l *local) name() string                           { return l.svc.Config.Name() }
+func (l *local) name() string                            { return l.svc.Config.Name() }
 func (l *local) discovery(context.Context) (bool, error) { return l.svc.Config.HasDiscovery(), nil }
 
 func (l *local) match(ctx context.Context, req *Request, tree *source.Tree) (bool, bool, error) {
