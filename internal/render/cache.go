@@ -101,9 +101,11 @@ func cacheKey(req *Request, plugins string) (string, bool) {
 		NS       string
 		Project  string
 		Source   any
-		Caps     Capabilities
-		Plugins  string
-	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}, Plugins: plugins}
+		Caps      Capabilities
+		Plugins   string
+		Kustomize KustomizeSettings
+	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}, Plugins: plugins,
+		Kustomize: req.Kustomize}
 	if req.Source.IsHelmRepo() {
 		if _, err := semver.StrictNewVersion(req.Source.TargetRevision); err != nil {
 			return "", false

@@ -48,7 +48,7 @@ func NewEngine(opts EngineOptions) *Engine {
 		renderers: map[SourceType]Renderer{
 			TypeDirectory: Directory{},
 			TypeHelm:      &Helm{Charts: opts.Charts},
-			TypeKustomize: Kustomize{},
+			TypeKustomize: Kustomize{Helm: &Helm{Charts: opts.Charts}},
 			TypePlugin:    &Plugin{Set: opts.Plugins},
 		},
 	}
@@ -76,6 +76,8 @@ type AppOptions struct {
 	// Fresh renders every source again instead of reading the cache (a
 	// hard refresh); the new results replace the cached ones.
 	Fresh bool
+	// Kustomize are argocd-cm's kustomize build options.
+	Kustomize KustomizeSettings
 }
 
 // RenderApp renders every source of app for a destination with caps.
@@ -104,7 +106,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 		}
 		req := &Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src,
-			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh,
+			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh, Kustomize: opts.Kustomize,
 		}
 		res, err := e.Render(ctx, req)
 		if err != nil {

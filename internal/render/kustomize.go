@@ -20,20 +20,41 @@ import (
 const repoMount = "/repo"
 
 // Kustomize renders kustomizations with kustomize's krusty API, like
-// `kustomize build` (legacy resource order, load restrictor RootOnly), after
-// applying the source's overrides the way Argo CD's `kustomize edit` calls
-// do. Kustomize reads an in-memory copy of the files the kustomization
-// references, so it cannot reach outside the repository.
-type Kustomize struct{}
+// `kustomize build` with argocd-cm's kustomize.buildOptions (by default
+// legacy resource order, load restrictor RootOnly), after applying the
+// source's overrides the way Argo CD's `kustomize edit` calls do. With
+// --enable-helm, helmCharts are inflated with the Helm SDK (see
+// helmInflater). Kustomize reads an in-memory copy of the files the
+// kustomization references, so it cannot reach outside the repository.
+type Kustomize struct {
+	// Helm inflates helmCharts; nil refuses them.
+	Helm *Helm
+}
 
 // Render implements Renderer.
-func (Kustomize) Render(ctx context.Context, req *Request) (*Result, error) {
+func (k Kustomize) Render(ctx context.Context, req *Request) (*Result, error) {
 	dir, err := appPath(req.Tree, req.Source.Path)
 	if err != nil {
 		return nil, err
 	}
+	version := ""
+	if req.Source.Kustomize != nil {
+		version = req.Source.Kustomize.Version
+	}
+	bo, err := parseBuildOptions(req.Kustomize, version)
+	if err != nil {
+		return nil, err
+	}
 	fsys := filesys.MakeFsInMemory()
-	copier, err := copyKustomization(ctx, req.Tree, dir, fsys)
+	var inflater *helmInflater
+	if bo.enableHelm {
+		helm := k.Helm
+		if helm == nil {
+			helm = &Helm{}
+		}
+		inflater = &helmInflater{helm: helm, req: req, opts: bo}
+	}
+	copier, err := copyKustomization(ctx, req.Tree, dir, fsys, inflater)
 	if err != nil {
 		return nil, err
 	}
@@ -45,9 +66,7 @@ func (Kustomize) Render(ctx context.Context, req *Request) (*Result, error) {
 			return nil, err
 		}
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionLegacy
-	resMap, err := krusty.MakeKustomizer(opts).Run(fsys, path.Join(repoMount, dir))
+	resMap, err := krusty.MakeKustomizer(bo.krusty()).Run(fsys, path.Join(repoMount, dir))
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %s", req.Source.Path, strings.ReplaceAll(err.Error(), repoMount+"/", ""))
 	}
@@ -59,7 +78,7 @@ func (Kustomize) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}}, nil
+	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}, Warnings: bo.warnings}, nil
 }
 
 // kustomizationFile returns the name of the kustomization file in dir.

@@ -24,21 +24,30 @@ type kustomizeCopier struct {
 	tree    *source.Tree
 	fsys    filesys.FileSystem
 	visited map[string]bool
+	// helm inflates helmCharts; nil leaves them to kustomize, which
+	// refuses them ("must specify --enable-helm").
+	helm *helmInflater
+	// topNS is the namespace the app's overrides set on the kustomization
+	// in topDir.
+	topDir, topNS string
 }
 
-func copyKustomization(ctx context.Context, tree *source.Tree, dir string, fsys filesys.FileSystem) (*kustomizeCopier, error) {
-	c := &kustomizeCopier{ctx: ctx, tree: tree, fsys: fsys, visited: map[string]bool{}}
+func copyKustomization(ctx context.Context, tree *source.Tree, dir string, fsys filesys.FileSystem, helm *helmInflater) (*kustomizeCopier, error) {
+	c := &kustomizeCopier{ctx: ctx, tree: tree, fsys: fsys, visited: map[string]bool{}, helm: helm}
 	if _, ok := kustomizationFile(tree, dir); !ok {
 		return nil, fmt.Errorf("field path: no kustomization file in %s", dir)
 	}
-	return c, c.visitDir(dir)
+	if helm != nil && helm.req.Source.Kustomize != nil {
+		c.topDir, c.topNS = dir, helm.req.Source.Kustomize.Namespace // `kustomize edit set namespace`
+	}
+	return c, c.visitDir(dir, "")
 }
 
 // copyOverrideRefs copies the components and patch files that the source's
 // overrides add.
 func (c *kustomizeCopier) copyOverrideRefs(dir string, o *v1alpha1.ApplicationSourceKustomize) error {
 	for i, comp := range o.Components {
-		if err := c.copyRef("spec", dir, kustomizeRef{field: fmt.Sprintf("field kustomize.components[%d]", i), path: comp}); err != nil {
+		if err := c.copyRef("spec", dir, "", kustomizeRef{field: fmt.Sprintf("field kustomize.components[%d]", i), path: comp}); err != nil {
 			return err
 		}
 	}
@@ -46,14 +55,17 @@ func (c *kustomizeCopier) copyOverrideRefs(dir string, o *v1alpha1.ApplicationSo
 		if p.Path == "" {
 			continue
 		}
-		if err := c.copyRef("spec", dir, kustomizeRef{field: fmt.Sprintf("field kustomize.patches[%d].path", i), path: p.Path}); err != nil {
+		if err := c.copyRef("spec", dir, "", kustomizeRef{field: fmt.Sprintf("field kustomize.patches[%d].path", i), path: p.Path}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *kustomizeCopier) visitDir(dir string) error {
+// visitDir copies the kustomization in dir and what it references.
+// helmNS is the namespace its helmCharts inherit (from the kustomization
+// that references it), as kustomize passes it down.
+func (c *kustomizeCopier) visitDir(dir, helmNS string) error {
 	if c.visited[dir] {
 		return nil
 	}
@@ -76,10 +88,18 @@ func (c *kustomizeCopier) visitDir(dir string) error {
 	if err := yaml.Unmarshal(data, k); err != nil {
 		return yamlError(file, 1, err)
 	}
+	if dir == c.topDir && c.topNS != "" {
+		helmNS = c.topNS
+	} else {
+		helmNS = firstNonEmpty(k.Namespace, helmNS)
+	}
 	for _, r := range kustomizeRefs(k) {
-		if err := c.copyRef(file, dir, r); err != nil {
+		if err := c.copyRef(file, dir, helmNS, r); err != nil {
 			return err
 		}
+	}
+	if c.helm != nil && len(k.HelmCharts) > 0 {
+		return c.helm.inflate(c.ctx, c, file, dir, helmNS, k)
 	}
 	return nil
 }
@@ -89,7 +109,7 @@ type kustomizeRef struct {
 	field, path string
 }
 
-func (c *kustomizeCopier) copyRef(file, dir string, r kustomizeRef) error {
+func (c *kustomizeCopier) copyRef(file, dir, helmNS string, r kustomizeRef) error {
 	if isRemoteKustomizeRef(r.path) {
 		return fmt.Errorf("%s: %s: remote resource %q is not supported; vendor it into the repository", file, r.field, r.path)
 	}
@@ -109,7 +129,7 @@ func (c *kustomizeCopier) copyRef(file, dir string, r kustomizeRef) error {
 		return fmt.Errorf("%s: %s: %w", file, r.field, err)
 	}
 	if info.IsDir() {
-		return c.visitDir(joined)
+		return c.visitDir(joined, helmNS)
 	}
 	data, err := c.tree.ReadFile(joined)
 	if err != nil {

@@ -45,6 +45,8 @@ type Request struct {
 	// Fresh renders even when the cache holds a result (a hard refresh);
 	// the new result replaces the cached one.
 	Fresh bool
+	// Kustomize are argocd-cm's kustomize build options.
+	Kustomize KustomizeSettings
 }
 
 // Result is what a render produced. Objects of a result that came from the
