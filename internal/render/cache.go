@@ -95,12 +95,12 @@ func (r *Result) DeepCopy() *Result {
 // its version is exact.
 func cacheKey(req *Request, plugins string) (string, bool) {
 	k := struct {
-		Revision string
-		Refs     map[string]string
-		App      string
-		NS       string
-		Project  string
-		Source   any
+		Revision  string
+		Refs      map[string]string
+		App       string
+		NS        string
+		Project   string
+		Source    any
 		Caps      Capabilities
 		Plugins   string
 		Kustomize KustomizeSettings

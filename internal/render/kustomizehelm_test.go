@@ -48,9 +48,9 @@ helmCharts:
   valuesFile: values-remote.yaml
   additionalValuesFiles: [extra.yaml]
 `,
-		"app/sa.yaml":            "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n",
-		"app/values-remote.yaml": "message: from-values-file\n",
-		"app/extra.yaml":         "message: from-additional-file\n",
+		"app/sa.yaml":                       "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: robot\n",
+		"app/values-remote.yaml":            "message: from-values-file\n",
+		"app/extra.yaml":                    "message: from-additional-file\n",
 		"app/charts/localchart/Chart.yaml":  "apiVersion: v2\nname: localchart\nversion: 1.0.0\n",
 		"app/charts/localchart/values.yaml": "message: chart-default\nnested: {a: from-chart, b: from-chart}\n",
 		"app/charts/localchart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: {{ .Release.Namespace }}\n" +
@@ -196,7 +196,7 @@ func TestKustomizeHelmChartPaths(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tree := treeOf(t, map[string]string{
-				"app/kustomization.yaml": tc.kustomization,
+				"app/kustomization.yaml":  tc.kustomization,
 				"app/charts/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
 			})
 			k := Kustomize{Helm: &Helm{}}
