@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+	yaml3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -61,23 +63,49 @@ func (h *healthSources) options() (health.Options, error) {
 	return opts, nil
 }
 
-// readConfigMapData returns the data map of the ConfigMap manifest at path.
+// readConfigMapData returns the data of the argocd-cm ConfigMap in the
+// manifest file at path: the ConfigMap named argocd-cm, else the file's
+// only document. Other documents (argocd-secret, ...) are skipped.
 func readConfigMapData(path string) (map[string]string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read argocd-cm: %w", err)
 	}
-	var cm struct {
-		Kind string            `json:"kind"`
-		Data map[string]string `json:"data"`
+	type configMap struct {
+		Kind     string                `json:"kind"`
+		Metadata struct{ Name string } `json:"metadata"`
+		Data     map[string]string     `json:"data"`
 	}
-	if err := yaml.Unmarshal(raw, &cm); err != nil {
-		return nil, fmt.Errorf("%s: field data: %w", path, err)
+	var docs []configMap
+	dec := yaml3.NewDecoder(bytes.NewReader(raw))
+	for {
+		var node yaml3.Node
+		if err := dec.Decode(&node); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		doc, err := yaml3.Marshal(&node)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		var cm configMap
+		if err := yaml.Unmarshal(doc, &cm); err != nil {
+			return nil, fmt.Errorf("%s: field data: %w", path, err)
+		}
+		if cm.Kind == "ConfigMap" && cm.Metadata.Name == "argocd-cm" {
+			return cm.Data, nil
+		}
+		docs = append(docs, cm)
 	}
-	if cm.Kind != "ConfigMap" {
-		return nil, fmt.Errorf("%s: field kind: want ConfigMap, got %q", path, cm.Kind)
+	if len(docs) != 1 || docs[0].Kind != "ConfigMap" {
+		kind := ""
+		if len(docs) == 1 {
+			kind = docs[0].Kind
+		}
+		return nil, fmt.Errorf("%s: field kind: want ConfigMap, got %q", path, kind)
 	}
-	return cm.Data, nil
+	return docs[0].Data, nil
 }
 
 // HealthEval assesses one object read from a file.

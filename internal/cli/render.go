@@ -54,6 +54,7 @@ type renderAction struct {
 	APIVersions []string
 	PluginsDir  string
 	Type        string
+	Settings    string
 }
 
 func newRenderCommand(s Streams) *cobra.Command {
@@ -83,6 +84,7 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
 	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
 	f.StringVar(&a.PluginsDir, "plugins-dir", "", pluginsDirUsage)
+	f.StringVar(&a.Settings, "settings", "", "argocd-cm manifest (a file of settings objects, as for up) whose kustomize.buildOptions apply")
 	f.StringVar(&a.Type, "type", "", "with --repo: render as helm, kustomize, directory or plugin:NAME instead of detecting the type")
 	return cmd
 }
@@ -115,12 +117,19 @@ func (a *renderAction) Run(ctx context.Context) error {
 		Charts:  source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
 		Plugins: plugins,
 	})
-	caps := render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}
+	opts := render.AppOptions{Capabilities: render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}}
+	if a.Settings != "" {
+		data, err := readConfigMapData(a.Settings)
+		if err != nil {
+			return fmt.Errorf("flag --settings: %w", err)
+		}
+		opts.Kustomize = render.KustomizeSettingsFrom(data)
+	}
 	var res *render.Result
 	if a.File != "" {
-		res, err = a.renderFile(ctx, engine, caps)
+		res, err = a.renderFile(ctx, engine, opts)
 	} else {
-		res, err = a.renderRepo(ctx, engine, caps)
+		res, err = a.renderRepo(ctx, engine, opts)
 	}
 	if err != nil {
 		return err
@@ -154,12 +163,12 @@ func parseMirrorFlags(flags []string) (source.Mirrors, error) {
 	return m, nil
 }
 
-func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, caps render.Capabilities) (*render.Result, error) {
+func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, opts render.AppOptions) (*render.Result, error) {
 	app, err := loadApplication(a.File)
 	if err != nil {
 		return nil, err
 	}
-	res, err := engine.RenderApp(ctx, app.Application, caps)
+	res, err := engine.RenderAppWith(ctx, app.Application, opts)
 	if err != nil {
 		return nil, app.locate(err)
 	}
@@ -167,7 +176,7 @@ func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, ca
 }
 
 // renderRepo renders --repo/--path: the folder as it is, or a revision.
-func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, caps render.Capabilities) (*render.Result, error) {
+func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, opts render.AppOptions) (*render.Result, error) {
 	src, err := a.source()
 	if err != nil {
 		return nil, err
@@ -179,13 +188,13 @@ func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, ca
 	if a.Revision != "" {
 		app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Source: src}}
 		app.Name, app.Spec.Destination.Namespace = name, a.Namespace
-		return engine.RenderApp(ctx, app, caps)
+		return engine.RenderAppWith(ctx, app, opts)
 	}
 	tree, err := source.ReadDir(ctx, a.Repo)
 	if err != nil {
 		return nil, err
 	}
-	return engine.Render(ctx, &render.Request{AppName: name, Namespace: a.Namespace, Source: *src, Tree: tree, Capabilities: caps})
+	return engine.Render(ctx, &render.Request{AppName: name, Namespace: a.Namespace, Source: *src, Tree: tree, Capabilities: opts.Capabilities, Kustomize: opts.Kustomize})
 }
 
 func (a *renderAction) source() (*v1alpha1.ApplicationSource, error) {

@@ -44,7 +44,11 @@ func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.A
 			src.TargetRevision = sha
 		}
 	}
-	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh})
+	s, err := r.settings.get(ctx, r.client, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh, Kustomize: s.Kustomize})
 	if err != nil {
 		return nil, err
 	}
@@ -86,10 +90,15 @@ func (r *Reconciler) renderLocal(ctx context.Context, tgt *target, app *v1alpha1
 	if err != nil {
 		return nil, err
 	}
+	s, err := r.settings.get(ctx, r.client, r.opts)
+	if err != nil {
+		return nil, err
+	}
 	src := *app.Spec.Source.DeepCopy()
 	src.RepoURL, src.Path, src.Chart, src.TargetRevision = dir, ".", "", ""
 	res, err := r.engine.Render(ctx, &render.Request{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: src, Tree: tree, Capabilities: tgt.capabilities(ctx),
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src, Tree: tree,
+		Capabilities: tgt.capabilities(ctx), Kustomize: s.Kustomize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", dir, err)

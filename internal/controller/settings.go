@@ -7,6 +7,7 @@ import (
 
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -38,10 +39,13 @@ type Settings struct {
 	// option wins; 2m by default).
 	StallTimeout time.Duration
 	Assessor     *health.Assessor
+	// Kustomize are kustomize.buildOptions and its per-version keys.
+	Kustomize render.KustomizeSettings
 }
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
-	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, Tracking: kube.TrackingAnnotation, Mirrors: source.Mirrors{}}
+	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, Tracking: kube.TrackingAnnotation, Mirrors: source.Mirrors{},
+		Kustomize: render.KustomizeSettingsFrom(data)}
 	if v := strings.TrimSpace(data[keyReconcileTimeout]); v != "" {
 		d, err := parseDuration(v)
 		if err != nil {
