@@ -31,8 +31,8 @@ func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.A
 	r.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
 	for _, src := range sourcesOf(&pinned.Spec) {
-		if src.IsHelmRepo() {
-			continue
+		if src.IsHelmRepo() || src.IsOCIArtifact() {
+			continue // resolved by the engine (a chart version, an artifact digest)
 		}
 		start := time.Now()
 		sha, err := r.repos.Resolve(ctx, src.RepoURL, src.TargetRevision)

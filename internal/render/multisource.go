@@ -22,8 +22,8 @@ func (c *checkedOut) revision(i int) string {
 	return c.trees[i].Revision()
 }
 
-// checkoutSources resolves and reads the Git tree of every source that is
-// not a Helm repository chart. One repository at one revision is read once.
+// checkoutSources resolves and reads the tree of every source that is not
+// a Helm repository chart: a Git commit, a local folder or an OCI artifact.
 func (e *Engine) checkoutSources(ctx context.Context, multi bool, sources v1alpha1.ApplicationSources) (*checkedOut, error) {
 	out := &checkedOut{trees: make([]*source.Tree, len(sources)), refs: map[string]*source.Tree{}}
 	for i, src := range sources {
@@ -34,7 +34,7 @@ func (e *Engine) checkoutSources(ctx context.Context, multi bool, sources v1alph
 		if src.IsHelmRepo() {
 			continue
 		}
-		tree, err := e.repos.Checkout(ctx, src.RepoURL, src.TargetRevision)
+		tree, err := e.checkout(ctx, &src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -47,6 +47,18 @@ func (e *Engine) checkoutSources(ctx context.Context, multi bool, sources v1alph
 		}
 	}
 	return out, nil
+}
+
+// checkout reads the files of a source: an OCI artifact, or a Git
+// repository (or local folder) at a revision.
+func (e *Engine) checkout(ctx context.Context, src *v1alpha1.ApplicationSource) (*source.Tree, error) {
+	if src.IsOCIArtifact() {
+		if e.charts == nil {
+			return nil, fmt.Errorf("oci artifact %s: no OCI registry access configured", source.RedactURL(src.RepoURL))
+		}
+		return e.charts.Artifact(ctx, src.RepoURL, src.TargetRevision)
+	}
+	return e.repos.Checkout(ctx, src.RepoURL, src.TargetRevision)
 }
 
 // isRefOnly reports a source that only provides files to others.

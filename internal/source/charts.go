@@ -35,6 +35,16 @@ type ChartsOptions struct {
 	// PlainHTTPRegistries talks HTTP instead of HTTPS to every OCI
 	// registry; credentials with InsecureOCIForceHTTP do so for theirs.
 	PlainHTTPRegistries bool
+	// MaxArtifactSize bounds an OCI artifact source once unpacked
+	// (default 1 GiB, Argo CD's).
+	MaxArtifactSize int64
+}
+
+func (o ChartsOptions) maxArtifact() int64 {
+	if o.MaxArtifactSize > 0 {
+		return o.MaxArtifactSize
+	}
+	return defaultMaxArtifact
 }
 
 // Charts fetches charts from Helm repositories (index.yaml over HTTP),
@@ -48,6 +58,9 @@ type Charts struct {
 	indexes  map[string]cachedIndex
 	archives map[string][]byte
 	order    []string
+
+	// artifactTrees are unpacked OCI artifacts by URL and digest.
+	artifactTrees *treeCache
 }
 
 type cachedIndex struct {
@@ -75,7 +88,8 @@ func NewCharts(opts ChartsOptions) *Charts {
 	if opts.MaxArchives <= 0 {
 		opts.MaxArchives = 128
 	}
-	return &Charts{opts: opts, creds: opts.Credentials, indexes: map[string]cachedIndex{}, archives: map[string][]byte{}}
+	return &Charts{opts: opts, creds: opts.Credentials, indexes: map[string]cachedIndex{}, archives: map[string][]byte{},
+		artifactTrees: newTreeCache(maxArtifactTrees)}
 }
 
 // SetCredentials replaces the credentials, e.g. after the repository

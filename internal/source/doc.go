@@ -2,8 +2,10 @@
 // with go-git over HTTP(S) or SSH into an on-disk cache keyed by URL,
 // revision resolution (branch, tag, full or short SHA, HEAD), read-only
 // trees per commit SHA, plain local folders, Helm charts from Helm
-// repositories (index.yaml) and OCI registries, offline mirrors of both,
-// repository credentials, and path safety.
+// repositories (index.yaml) and OCI registries, OCI artifacts of plain
+// files (Argo CD 3.1's oci:// sources, unpacked into in-memory trees cached
+// by digest), offline mirrors of all of them, repository credentials, and
+// path safety.
 //
 // A Tree is the only way renderers read repository files. It never follows a
 // symlink out of the repository and it refuses any path that leaves the root
