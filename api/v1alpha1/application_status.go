@@ -103,6 +103,9 @@ const (
 	ApplicationConditionRepeatedResourceWarning = "RepeatedResourceWarning"
 	ApplicationConditionExcludedResourceWarning = "ExcludedResourceWarning"
 	ApplicationConditionOrphanedResourceWarning = "OrphanedResourceWarning"
+	// ApplicationConditionUnsupportedFieldWarning is wavecd's: the spec
+	// sets a field Argo CD honours that wavecd does not implement.
+	ApplicationConditionUnsupportedFieldWarning = "UnsupportedFieldWarning"
 	// ApplicationConditionDependencyWait is wavecd's: a depends-on app is
 	// not yet Synced and Healthy, or the dependencies form a cycle.
 	ApplicationConditionDependencyWait = "DependencyWait"

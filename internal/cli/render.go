@@ -168,6 +168,9 @@ func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, op
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range app.Warnings {
+		fmt.Fprintf(a.errOut, "warning: %s\n", w)
+	}
 	res, err := engine.RenderAppWith(ctx, app.Application, opts)
 	if err != nil {
 		return nil, app.locate(err)

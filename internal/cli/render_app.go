@@ -12,9 +12,11 @@ import (
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/render"
 )
 
 // appFile is an Application read from a file, with what is needed to point
@@ -23,6 +25,9 @@ type appFile struct {
 	*v1alpha1.Application
 	name string
 	root *yaml3.Node
+	// Warnings name the fields wavecd ignored or does not implement, with
+	// their lines.
+	Warnings []string
 }
 
 var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): `)
@@ -46,13 +51,34 @@ func loadApplication(file string) (*appFile, error) {
 		return nil, af.yamlError(err)
 	}
 	app := &v1alpha1.Application{}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(app); err != nil {
+	strict, err := sigsjson.UnmarshalStrict(j, app, sigsjson.DisallowUnknownFields)
+	if err != nil {
 		return nil, af.decodeError(err)
 	}
+	for _, e := range strict {
+		if m := unknownField.FindStringSubmatch(e.Error()); m != nil {
+			af.Warnings = append(af.Warnings, af.atPath(m[1], fmt.Sprintf("unknown field %q ignored", m[1])))
+		}
+	}
 	af.Application = app
-	return af, af.validate()
+	if err := af.validate(); err != nil {
+		return nil, err
+	}
+	for _, f := range render.UnsupportedFields(app) {
+		field, _, _ := strings.Cut(f, ":")
+		af.Warnings = append(af.Warnings, af.atPath(field, f))
+	}
+	return af, nil
+}
+
+// atPath prefixes msg with file:line of a dotted field path whose list
+// indexes are written [i].
+func (af *appFile) atPath(field, msg string) string {
+	dotted := strings.NewReplacer("[", ".", "]", "").Replace(field)
+	if line := lineOf(af.root, strings.Split(dotted, ".")); line > 0 {
+		return fmt.Sprintf("%s:%d: %s", af.name, line, msg)
+	}
+	return fmt.Sprintf("%s: %s", af.name, msg)
 }
 
 func readInput(file string) ([]byte, error) {
@@ -88,7 +114,7 @@ func (af *appFile) yamlError(err error) error {
 	return fmt.Errorf("%s: %s", af.name, msg)
 }
 
-var unknownField = regexp.MustCompile(`^json: unknown field "([^"]+)"$`)
+var unknownField = regexp.MustCompile(`unknown field "([^"]+)"$`)
 
 func (af *appFile) decodeError(err error) error {
 	var te *json.UnmarshalTypeError

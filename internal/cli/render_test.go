@@ -11,9 +11,10 @@ func TestRender(t *testing.T) {
 	mirror := "--mirror=https://github.com/acme/seed=" + filepath.Join("testdata", "render", "seed")
 	app := func(name string) string { return filepath.Join("testdata", "render", name) }
 	tests := map[string]struct {
-		args    []string
-		golden  string
-		wantErr string
+		args       []string
+		golden     string
+		wantErr    string
+		wantStderr string
 	}{
 		"app of apps root": {
 			args: []string{"render", "-f", app("root-app.yaml"), mirror}, golden: "render-root.yaml",
@@ -25,8 +26,10 @@ func TestRender(t *testing.T) {
 			args:   []string{"render", "--repo", app("seed"), "--path", "charts/app-a", "--helm-set", "replicaCount=7", "--values", "values-prod.yaml", "-n", "team"},
 			golden: "render-repo.yaml",
 		},
-		"unknown field names file and line": {
-			args: []string{"render", "-f", app("bad-field.yaml"), mirror}, wantErr: "testdata/render/bad-field.yaml:9: unknown field \"pth\"",
+		"unknown and unimplemented fields are warnings naming file and line": {
+			args: []string{"render", "-f", app("bad-field.yaml"), mirror}, golden: "render-bad-field.yaml",
+			wantStderr: "warning: testdata/render/bad-field.yaml:10: unknown field \"spec.source.pth\" ignored\n" +
+				"warning: testdata/render/bad-field.yaml:11: spec.source.tagPrefix: not implemented; targetRevision \"\" is resolved without it\n",
 		},
 		"broken yaml names file and line": {
 			args: []string{"render", "-f", app("bad-yaml.yaml")}, wantErr: "testdata/render/bad-yaml.yaml:6: did not find expected ',' or ']'",
@@ -53,7 +56,7 @@ func TestRender(t *testing.T) {
 			if !containsArg(args, "--cache-dir") {
 				args = append(args, "--cache-dir", t.TempDir())
 			}
-			out, _, err := runCLI(t, args...)
+			out, stderr, err := runCLI(t, args...)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
@@ -64,6 +67,9 @@ func TestRender(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertGolden(t, tc.golden, out)
+			if tc.wantStderr != "" && stderr != tc.wantStderr {
+				t.Errorf("stderr = %q, want %q", stderr, tc.wantStderr)
+			}
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/render"
 )
 
 var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind}
@@ -65,6 +66,11 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
 		r.applyComparison(app, cmp, now)
 		r.checkOrphans(ctx, tgt, app, proj, now)
+	}
+	if fields := render.UnsupportedFields(app); len(fields) > 0 {
+		setCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning, joinLines(fields), now)
+	} else {
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning)
 	}
 	return nil
 }
