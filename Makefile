@@ -31,6 +31,8 @@ chart-sync: ## copy the CRDs into the Helm chart and the kustomize base, regener
 	@if [ -n "$(RELEASE_TAG)" ]; then \
 	  sed -E -e 's/^version: .*/version: $(patsubst v%,%,$(RELEASE_TAG))/' -e 's/^appVersion: .*/appVersion: $(RELEASE_TAG)/' \
 	    $(CHART)/Chart.yaml > $(CHART)/Chart.yaml.tmp && mv $(CHART)/Chart.yaml.tmp $(CHART)/Chart.yaml; \
+	  sed -E -e 's#(image: ghcr.io/wavecd/wavecd:).*#\1$(RELEASE_TAG)#' deploy/kustomize/components/plugin-sidecar/kustomization.yaml > plugin-sidecar.tmp && \
+	    mv plugin-sidecar.tmp deploy/kustomize/components/plugin-sidecar/kustomization.yaml; \
 	fi
 	$(GO) test -count=1 ./deploy/ -run '^(TestChartGolden|TestKustomizeBaseGenerated)$$' -update
 

@@ -209,6 +209,7 @@ func TestChartGolden(t *testing.T) {
 	tests := map[string]map[string]any{
 		"default":    nil,
 		"namespaced": readValues(t, namespacedValues),
+		"plugins":    readValues(t, "testdata/values-plugins.yaml"),
 	}
 	for name, vals := range tests {
 		t.Run(name, func(t *testing.T) {

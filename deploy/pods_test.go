@@ -119,7 +119,7 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 		"server":     deps["wavecd-server"].Spec.Template.Spec.Containers[0].Args,
 	}
 	want := map[string][]string{
-		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--workers=20", "--verbose"},
+		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20", "--verbose"},
 		"server":     {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -30,6 +31,7 @@ type cmpServerAction struct {
 	workDir   string
 	limits    plugin.Limits
 	verbose   bool
+	copyTo    string
 }
 
 func newCmpServerCommand(s Streams) *cobra.Command {
@@ -49,12 +51,16 @@ func newCmpServerCommand(s Streams) *cobra.Command {
 	f.DurationVar(&a.limits.Timeout, "timeout", 90*time.Second, "how long each plugin command may run")
 	f.Int64Var(&a.limits.MaxOutput, "max-output", 64<<20, "how many bytes a plugin command may print")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every request")
+	f.StringVar(&a.copyTo, "copy-to", "", "copy this (static) binary to the path and exit: an init container's job, so a plugin's image can run it")
 	return cmd
 }
 
 // Run serves until ctx ends.
 func (a *cmpServerAction) Run(ctx context.Context) error {
 	setLoggers(a.errOut, logLevel(a.verbose))
+	if a.copyTo != "" {
+		return copySelf(a.copyTo)
+	}
 	data, err := os.ReadFile(a.config)
 	if err != nil {
 		return fmt.Errorf("read plugin configuration: %w", err)
@@ -68,4 +74,26 @@ func (a *cmpServerAction) Run(ctx context.Context) error {
 	}
 	svc := &plugin.Service{Config: cfgs[0], BaseEnv: os.Environ(), Limits: a.limits, WorkDir: a.workDir}
 	return plugin.Serve(ctx, svc, a.socketDir)
+}
+
+// copySelf copies the running executable to dst, executable by all.
+func copySelf(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary: %w", err)
+	}
+	in, err := os.Open(self)
+	if err != nil {
+		return fmt.Errorf("copy this binary: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return fmt.Errorf("copy this binary: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy this binary to %s: %w", dst, err)
+	}
+	return out.Close()
 }

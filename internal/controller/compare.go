@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -309,18 +310,22 @@ func diffOne(ctx context.Context, tgt *target, app *v1alpha1.Application, desire
 	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
 	key := objKey(desired)
 	opts := diff.Options{Ignore: ignore}
+	predictor := tgt.predictor
+	if hasCompareOption(app.Annotations, "ServerSideDiff=false") {
+		predictor = clientSidePredictor
+	}
 	if live != nil {
 		// A missing object is shown as Git has it, as Argo CD's diff
 		// does: a dry run of its creation would only add defaults, and
 		// the sync dry-runs it anyway before anything is written.
-		opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: live})
+		opts.Predictor = predictor(app, map[string]*unstructured.Unstructured{key: live})
 	}
 	res := compareOne(ctx, desired, live, opts)
 	if res.Status == diff.OutOfSync && (live != nil || !neverSynced(app)) {
 		if fresh, changed := confirmLive(ctx, tgt, desired, live, tracking); changed {
 			opts.Predictor = nil
 			if fresh != nil {
-				opts.Predictor = tgt.predictor(app, map[string]*unstructured.Unstructured{key: fresh})
+				opts.Predictor = predictor(app, map[string]*unstructured.Unstructured{key: fresh})
 			}
 			res = compareOne(ctx, desired, fresh, opts)
 			return logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
@@ -433,3 +438,31 @@ func comparedTo(app *v1alpha1.Application) v1alpha1.ComparedTo {
 func nowPtr(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 
 var _ client.Object = (*v1alpha1.Application)(nil)
+
+// AnnotationCompareOptions holds an app's or an object's comparison
+// options, comma-separated: ServerSideDiff=false on an Application diffs
+// it client-side, IgnoreExtraneous on a live object keeps it from making
+// its app OutOfSync when it is no longer in Git. IncludeMutationWebhook=true
+// is what wavecd's server-side diff always does: its dry run goes through
+// the mutating webhooks.
+const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
+
+// hasCompareOption reports whether annotations list option among their
+// compare options.
+func hasCompareOption(annotations map[string]string, option string) bool {
+	for item := range strings.SplitSeq(annotations[AnnotationCompareOptions], ",") {
+		if strings.TrimSpace(item) == option {
+			return true
+		}
+	}
+	return false
+}
+
+// clientSidePredictor predicts applies without the API server (Argo CD's
+// client-side diff: a three-way merge with the last-applied
+// configuration).
+func clientSidePredictor(_ *v1alpha1.Application, live map[string]*unstructured.Unstructured) diff.Predictor {
+	return diff.PredictorFunc(func(_ context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return kube.PredictClientSide(desired, live[objKey(desired)])
+	})
+}

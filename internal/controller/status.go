@@ -147,7 +147,7 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, cmp *comparison
 			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
 			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(desiredOrLive(cmp, d, live))),
 		}
-		if d.Status == diff.OutOfSync {
+		if d.Status == diff.OutOfSync && !(d.Extra && live != nil && hasCompareOption(live.GetAnnotations(), "IgnoreExtraneous")) {
 			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
 		}
 		out = append(out, rs)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -112,4 +113,47 @@ func threeWayPatch(modified, live *unstructured.Unstructured) ([]byte, types.Pat
 		return nil, "", fmt.Errorf("compute strategic merge patch: %w", err)
 	}
 	return patch, types.StrategicMergePatchType, nil
+}
+
+// PredictClientSide predicts, without the API server, the object a
+// client-side apply of desired onto live would leave: live with the
+// three-way patch of its last-applied configuration, desired and live
+// applied (a strategic merge patch for kinds client-go knows, a JSON merge
+// patch for the others). A missing live object is predicted as desired.
+// This is Argo CD's client-side diff: fields set by defaults or by other
+// writers, and not in desired, do not count.
+func PredictClientSide(desired, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if live == nil {
+		return desired.DeepCopy(), nil
+	}
+	modified, err := withLastApplied(desired)
+	if err != nil {
+		return nil, err
+	}
+	patch, patchType, err := threeWayPatch(modified, live)
+	if err != nil {
+		return nil, err
+	}
+	current, err := json.Marshal(live)
+	if err != nil {
+		return nil, fmt.Errorf("encode live: %w", err)
+	}
+	var out []byte
+	if patchType == types.StrategicMergePatchType {
+		typed, err := scheme.Scheme.New(desired.GroupVersionKind())
+		if err != nil {
+			return nil, err
+		}
+		out, err = strategicpatch.StrategicMergePatch(current, patch, typed)
+		if err != nil {
+			return nil, fmt.Errorf("apply strategic merge patch: %w", err)
+		}
+	} else if out, err = jsonpatch.MergePatch(current, patch); err != nil {
+		return nil, fmt.Errorf("apply merge patch: %w", err)
+	}
+	predicted := &unstructured.Unstructured{}
+	if err := predicted.UnmarshalJSON(out); err != nil {
+		return nil, fmt.Errorf("decode prediction: %w", err)
+	}
+	return predicted, nil
 }

@@ -92,3 +92,75 @@ func TestObjectError(t *testing.T) {
 		t.Errorf("error %v does not carry the object and its cause", err)
 	}
 }
+
+func TestPredictClientSide(t *testing.T) {
+	deployment := func(labels map[string]string, replicas int64, lastApplied string) *unstructured.Unstructured {
+		obj := object("apps/v1", "Deployment", "ns", "web", nil, labels)
+		if lastApplied != "" {
+			obj.SetAnnotations(map[string]string{AnnotationLastApplied: lastApplied})
+		}
+		obj.Object["spec"] = map[string]any{"replicas": replicas, "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}
+		return obj
+	}
+	live := deployment(map[string]string{"app": "web", "team": "a", "added-by-someone": "x"}, 2, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"web","team":"a"},"name":"web","namespace":"ns"},"spec":{"replicas":2}}`)
+	unstructured.SetNestedField(live.Object, int64(10), "spec", "revisionHistoryLimit")
+	liveWidget := object("example.com/v1", "Widget", "ns", "w", map[string]string{AnnotationLastApplied: `{"spec":{"size":1,"color":"red"}}`}, nil)
+	liveWidget.Object["spec"] = map[string]any{"size": int64(1), "color": "red", "owner": "someone-else"}
+	widget := object("example.com/v1", "Widget", "ns", "w", nil, nil)
+	widget.Object["spec"] = map[string]any{"size": int64(2)}
+
+	tests := map[string]struct {
+		desired, live *unstructured.Unstructured
+		check         func(t *testing.T, got *unstructured.Unstructured)
+	}{
+		"defaults and other writers' fields are kept": {
+			desired: deployment(map[string]string{"app": "web", "team": "a"}, 2, ""), live: live,
+			check: func(t *testing.T, got *unstructured.Unstructured) {
+				if v, _, _ := unstructured.NestedInt64(got.Object, "spec", "revisionHistoryLimit"); v != 10 {
+					t.Errorf("revisionHistoryLimit = %d, want the live default 10", v)
+				}
+				if diff := cmp.Diff(map[string]string{"app": "web", "team": "a", "added-by-someone": "x"}, got.GetLabels()); diff != "" {
+					t.Errorf("labels (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"a label removed from Git since the last apply goes, a new value lands": {
+			desired: deployment(map[string]string{"app": "web"}, 3, ""), live: live,
+			check: func(t *testing.T, got *unstructured.Unstructured) {
+				if diff := cmp.Diff(map[string]string{"app": "web", "added-by-someone": "x"}, got.GetLabels()); diff != "" {
+					t.Errorf("labels (-want +got):\n%s", diff)
+				}
+				if v, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); v != 3 {
+					t.Errorf("replicas = %d, want 3", v)
+				}
+			},
+		},
+		"custom resource by JSON merge patch": {
+			desired: widget, live: liveWidget,
+			check: func(t *testing.T, got *unstructured.Unstructured) {
+				spec, _, _ := unstructured.NestedMap(got.Object, "spec")
+				if diff := cmp.Diff(map[string]any{"size": int64(2), "owner": "someone-else"}, spec); diff != "" {
+					t.Errorf("spec (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"missing object predicted as desired": {
+			desired: widget,
+			check: func(t *testing.T, got *unstructured.Unstructured) {
+				if diff := cmp.Diff(widget.Object, got.Object); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := PredictClientSide(tc.desired, tc.live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, got)
+		})
+	}
+}

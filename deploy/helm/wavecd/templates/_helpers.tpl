@@ -130,6 +130,7 @@ follows an overlay's namespace.
 - --namespace=$(POD_NAMESPACE)
 - --listen=:{{ .Values.controller.containerPort }}
 - --cache-dir=/var/cache/wavecd
+- --plugins-dir=/home/argocd/cmp-server/plugins
 {{- with (index .Values.configs.params "controller.status.processors") }}
 - --workers={{ . }}
 {{- end }}
