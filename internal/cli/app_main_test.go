@@ -27,6 +27,9 @@ import (
 // TestMain starts the local cluster the app commands talk to. Times print
 // in UTC so golden files do not depend on the machine's zone.
 func TestMain(m *testing.M) {
+	if os.Getenv(runAsCLIEnv) == "1" {
+		os.Exit(runAsCLI())
+	}
 	time.Local = time.UTC
 	os.Exit(testenv.Main(m))
 }
