@@ -180,7 +180,7 @@ func writeParts(ctx context.Context, mw *multipart.Writer, req *Request, tree *s
 	if err != nil {
 		return err
 	}
-	if err := WriteTar(ctx, tree, repo); err != nil {
+	if err := source.WriteTar(ctx, tree, repo, source.TarOptions{OmitEscapingSymlinks: true}); err != nil {
 		return err
 	}
 	return mw.Close()

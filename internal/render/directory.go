@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -40,7 +41,9 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
-	var jsonnetFiles *jsonnetEval
+	// jsonnetAt are the .jsonnet files found, and where their objects go.
+	var jsonnetAt []int
+	var jsonnetFiles []string
 	err = fs.WalkDir(req.Tree, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -62,19 +65,27 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 			return nil
 		}
 		if strings.HasSuffix(p, ".jsonnet") {
-			if jsonnetFiles == nil {
-				if jsonnetFiles, err = newJsonnetEval(req, root); err != nil {
-					return err
-				}
-			}
-			objs, err := jsonnetFiles.objects(ctx, p)
-			res.Objects = append(res.Objects, objs...)
-			return err
+			jsonnetAt, jsonnetFiles = append(jsonnetAt, len(res.Objects)), append(jsonnetFiles, p)
+			return nil
 		}
 		return readManifestFile(req.Tree, p, d, res)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(jsonnetFiles) == 0 {
+		return res, nil
+	}
+	eval, err := newJsonnetEval(req, root)
+	if err != nil {
+		return nil, err
+	}
+	perFile, err := eval.objects(ctx, jsonnetFiles)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(jsonnetFiles) - 1; i >= 0; i-- { // from the last, so earlier positions hold
+		res.Objects = slices.Insert(res.Objects, jsonnetAt[i], perFile[i]...)
 	}
 	return res, nil
 }

@@ -111,23 +111,42 @@ func (j *jsonnetEval) evaluate(ctx context.Context, file string) (string, error)
 	}
 }
 
-// objects evaluates file and returns its objects. Like Argo CD it accepts
-// an object or an array of objects (null items are skipped); nested arrays
-// are flattened and List objects are expanded by the engine.
-func (j *jsonnetEval) objects(ctx context.Context, file string) ([]*unstructured.Unstructured, error) {
-	out, err := j.evaluate(ctx, file)
+// objects evaluates files (in a child process when EnableJsonnetChild was
+// called, else here) and returns each file's objects. Like Argo CD it
+// accepts an object or an array of objects (null items are skipped);
+// nested arrays are flattened and List objects are expanded by the engine.
+func (j *jsonnetEval) objects(ctx context.Context, files []string) ([][]*unstructured.Unstructured, error) {
+	outs, err := j.evaluateAll(ctx, files)
 	if err != nil {
 		return nil, err
 	}
-	var v any
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		return nil, &ParseError{File: file, Err: fmt.Errorf("jsonnet output: %w", err)}
+	perFile := make([][]*unstructured.Unstructured, len(files))
+	for i, file := range files {
+		var v any
+		if err := json.Unmarshal([]byte(outs[i]), &v); err != nil {
+			return nil, &ParseError{File: file, Err: fmt.Errorf("jsonnet output: %w", err)}
+		}
+		if err := collectJSONObjects(file, "", v, &perFile[i]); err != nil {
+			return nil, err
+		}
 	}
-	var objs []*unstructured.Unstructured
-	if err := collectJSONObjects(file, "", v, &objs); err != nil {
-		return nil, err
+	return perFile, nil
+}
+
+// evaluateAll returns the JSON text of each file.
+func (j *jsonnetEval) evaluateAll(ctx context.Context, files []string) ([]string, error) {
+	if binary := jsonnetChildBinary(); binary != "" {
+		return j.evaluateInChild(ctx, binary, files)
 	}
-	return objs, nil
+	outs := make([]string, len(files))
+	for i, file := range files {
+		out, err := j.evaluate(ctx, file)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = out
+	}
+	return outs, nil
 }
 
 func collectJSONObjects(file, at string, v any, out *[]*unstructured.Unstructured) error {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -172,16 +173,27 @@ func TestJsonnetErrors(t *testing.T) {
 	}
 }
 
-func TestJsonnetTimeout(t *testing.T) {
+// TestJsonnetChild checks that an evaluation that never ends, or that
+// crashes, ends only the child process it runs in.
+func TestJsonnetChild(t *testing.T) {
 	tree := treeOf(t, map[string]string{"app/main.jsonnet": "local f(n) = if n < 0 then 0 else f(n + 1) tailstrict; f(0)"})
 	req := &Request{AppName: "dir", Tree: tree, Source: v1alpha1.ApplicationSource{Path: "app"}}
 	eval, err := newJsonnetEval(req, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval.timeout = 200 * time.Millisecond
-	_, err = eval.evaluate(t.Context(), "app/main.jsonnet")
-	if err == nil || !strings.Contains(err.Error(), "app/main.jsonnet: evaluate jsonnet: still running after 200ms") {
+	eval.timeout = 500 * time.Millisecond
+	_, err = eval.evaluateAll(t.Context(), []string{"app/main.jsonnet"})
+	if err == nil || !strings.Contains(err.Error(), "app/main.jsonnet: evaluate jsonnet: still running after 500ms") {
 		t.Fatalf("error = %v, want a timeout naming the file", err)
+	}
+
+	crash := filepath.Join(t.TempDir(), "crash")
+	if err := os.WriteFile(crash, []byte("#!/bin/sh\ncat >/dev/null\necho 'fatal error: stack overflow' >&2\necho 'goroutine 1 [running]:' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = eval.evaluateInChild(t.Context(), crash, []string{"app/main.jsonnet"})
+	if err == nil || !strings.Contains(err.Error(), "app/main.jsonnet: evaluate jsonnet: the evaluation failed (exit status 2): fatal error: stack overflow") {
+		t.Fatalf("error = %v, want the crash's first line", err)
 	}
 }

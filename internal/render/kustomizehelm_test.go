@@ -159,14 +159,8 @@ func TestKustomizeBuildOptions(t *testing.T) {
 			}
 			k := Kustomize{Helm: &Helm{Charts: source.NewCharts(source.ChartsOptions{})}}
 			res, err := k.Render(t.Context(), &Request{AppName: "app", Tree: tree, Source: src, Kustomize: tc.settings})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			if wantedError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := gocmp.Diff(tc.wantWarnings, res.Warnings); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)

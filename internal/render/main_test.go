@@ -15,7 +15,14 @@ import (
 var helmBin, jsonnetBin string
 
 func TestMain(m *testing.M) {
+	if IsJsonnetChild() {
+		os.Exit(RunJsonnetChild(os.Stdin, os.Stdout))
+	}
 	flag.Parse()
+	if err := EnableJsonnetChild(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(runTests(m))
 }
 

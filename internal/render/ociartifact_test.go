@@ -86,15 +86,7 @@ func (r *ociRegistry) pushArtifact(t *testing.T, repository, tag, configType str
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.manifests[repository] == nil {
-		r.manifests[repository] = map[string][]byte{}
-	}
-	r.manifests[repository][tag] = manifest
-	r.manifests[repository][digestOf(manifest)] = manifest
-	r.tags[repository] = append(r.tags[repository], tag)
-	return digestOf(manifest)
+	return r.store(repository, tag, manifest)
 }
 
 var artifactFiles = map[string]string{
@@ -151,14 +143,8 @@ func TestOCIArtifactSources(t *testing.T) {
 				RepoURL: url, Path: tc.path, TargetRevision: tc.revision, Directory: tc.dir}}}
 			app.Name = "oci"
 			res, err := engine.RenderApp(t.Context(), app, Capabilities{})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			if wantedError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, names(res)); diff != "" {
 				t.Errorf("objects (-want +got):\n%s", diff)

@@ -66,14 +66,21 @@ func (r *ociRegistry) push(t *testing.T, repository, name, version string, archi
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.store(repository, version, manifest)
+}
+
+// store serves manifest as repository:tag and by its digest, which it
+// returns.
+func (r *ociRegistry) store(repository, tag string, manifest []byte) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.manifests[repository] == nil {
 		r.manifests[repository] = map[string][]byte{}
 	}
-	r.manifests[repository][version] = manifest
+	r.manifests[repository][tag] = manifest
 	r.manifests[repository][digestOf(manifest)] = manifest
-	r.tags[repository] = append(r.tags[repository], version)
+	r.tags[repository] = append(r.tags[repository], tag)
+	return digestOf(manifest)
 }
 
 // pushFile pushes the chart archive path (named NAME-VERSION.tgz).

@@ -255,26 +255,6 @@ func (t *Tree) info(name string, e *entry) *fileInfo {
 	return fi
 }
 
-// Readlink returns the target of the symlink name as stored, after
-// checking that it resolves inside the tree (the target itself may be
-// missing). name's own parent folders may be symlinks.
-func (t *Tree) Readlink(name string) (string, error) {
-	if !fs.ValidPath(name) {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
-	}
-	resolved, e, err := t.walk(name, false)
-	if err != nil {
-		return "", err
-	}
-	if e.kind != kindSymlink {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.New("not a symlink")}
-	}
-	if _, err := linkTarget(path.Dir(resolved), e.target); err != nil {
-		return "", &PathError{Path: name, Reason: ReasonSymlinkEscape + " (" + name + " -> " + e.target + ")"}
-	}
-	return e.target, nil
-}
-
 type fileInfo struct {
 	name string
 	size int64

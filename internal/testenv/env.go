@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/wavecd/wavecd/internal/render"
 )
 
 // Env is a running local cluster and clients for it.
@@ -65,6 +67,13 @@ func Main(m *testing.M) int { return MainWith(m, Options{}) }
 
 // MainWith is Main with a cluster shaped by o.
 func MainWith(m *testing.M, o Options) int {
+	if render.IsJsonnetChild() { // a Jsonnet evaluation started by the tests' own engine
+		return render.RunJsonnetChild(os.Stdin, os.Stdout)
+	}
+	if err := render.EnableJsonnetChild(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
+		return 1
+	}
 	if os.Getenv(DebugEnv) != "" {
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
