@@ -238,7 +238,9 @@ func (l *local) generate(ctx context.Context, req *Request, tree *source.Tree) (
 // withRepo hands use a tar.gz stream of tree, written as it is read.
 func withRepo(ctx context.Context, tree *source.Tree, use func(io.Reader) error) error {
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(source.WriteTar(ctx, tree, pw, source.TarOptions{OmitEscapingSymlinks: true})) }()
+	go func() {
+		pw.CloseWithError(source.WriteTar(ctx, tree, pw, source.TarOptions{OmitEscapingSymlinks: true}))
+	}()
 	err := use(pr)
 	_ = pr.CloseWithError(io.ErrClosedPipe) // unblock the writer if use stopped early
 	return err
