@@ -100,32 +100,42 @@ func (s *Service) Match(ctx context.Context, req *Request, repo io.Reader) (supp
 		return false, true, err
 	}
 	defer ws.close()
-	d := s.Config.Spec.Discover
-	switch {
-	case d.FileName != "":
-		matches, err := filepath.Glob(filepath.Join(ws.app, d.FileName))
-		if err != nil {
-			return false, true, fmt.Errorf("plugin %s: discover.fileName %q: %w", s.Config.Name(), d.FileName, err)
-		}
-		return len(matches) > 0, true, nil
-	case d.Find.Glob != "":
-		ok, err := globMatches(ws.app, d.Find.Glob)
-		if err != nil {
-			return false, true, fmt.Errorf("plugin %s: discover.find.glob %q: %w", s.Config.Name(), d.Find.Glob, err)
-		}
-		return ok, true, nil
+	if supported, byName, err := s.Config.matchFiles(os.DirFS(ws.app)); byName {
+		return supported, true, err
 	}
-	out, err := s.runner(ws, req).run(ctx, "discover", d.Find.Command)
+	out, err := s.runner(ws, req).run(ctx, "discover", s.Config.Spec.Discover.Find.Command)
 	if err != nil {
 		return false, true, err
 	}
 	return out != "", true, nil
 }
 
-// globMatches reports whether a path under dir matches pattern, where `*`
+// matchFiles applies discover.fileName (a glob in the source's folder),
+// else discover.find.glob, to the files of the source's folder app.
+// byName is false when the plugin discovers by command instead.
+func (c *Config) matchFiles(app fs.FS) (supported, byName bool, err error) {
+	d := c.Spec.Discover
+	switch {
+	case d.FileName != "":
+		matches, err := fs.Glob(app, d.FileName)
+		if err != nil {
+			return false, true, fmt.Errorf("plugin %s: discover.fileName %q: %w", c.Name(), d.FileName, err)
+		}
+		return len(matches) > 0, true, nil
+	case d.Find.Glob != "":
+		ok, err := globMatches(app, d.Find.Glob)
+		if err != nil {
+			return false, true, fmt.Errorf("plugin %s: discover.find.glob %q: %w", c.Name(), d.Find.Glob, err)
+		}
+		return ok, true, nil
+	}
+	return false, false, nil
+}
+
+// globMatches reports whether a path under app matches pattern, where `*`
 // stays in one folder and `**/` stands for any number of folders
 // (none included).
-func globMatches(dir, pattern string) (bool, error) {
+func globMatches(app fs.FS, pattern string) (bool, error) {
 	var globs []glob.Glob
 	for _, p := range []string{pattern, strings.ReplaceAll(pattern, "**/", "")} {
 		g, err := glob.Compile(strings.TrimPrefix(p, "./"), '/')
@@ -135,16 +145,12 @@ func globMatches(dir, pattern string) (bool, error) {
 		globs = append(globs, g)
 	}
 	found := false
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(app, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || found {
 			return err
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
 		for _, g := range globs {
-			if g.Match(filepath.ToSlash(rel)) {
+			if p != "." && g.Match(p) {
 				found = true
 				return fs.SkipAll
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"fmt"
 	"io"
 	"os"
@@ -216,6 +217,15 @@ func (l *local) name() string                            { return l.svc.Config.N
 func (l *local) discovery(context.Context) (bool, error) { return l.svc.Config.HasDiscovery(), nil }
 
 func (l *local) match(ctx context.Context, req *Request, tree *source.Tree) (bool, bool, error) {
+	if !l.svc.Config.HasDiscovery() {
+		return false, false, nil
+	}
+	// A file name or glob is matched in the tree itself: no copy needed.
+	if app, err := fs.Sub(tree, req.AppPath); err == nil {
+		if supported, byName, err := l.svc.Config.matchFiles(app); byName {
+			return supported, true, err
+		}
+	}
 	var supported, discovery bool
 	err := withRepo(ctx, tree, func(r io.Reader) error {
 		var err error
