@@ -45,7 +45,7 @@ func copyDir(t *testing.T, src string) string {
 	return dst
 }
 
-func fixtureTree(t *testing.T, dir string) *source.Tree {
+func fixtureTree(t testing.TB, dir string) *source.Tree {
 	t.Helper()
 	tree, err := source.ReadDir(t.Context(), dir)
 	if err != nil {

@@ -197,3 +197,30 @@ func TestJsonnetChild(t *testing.T) {
 		t.Fatalf("error = %v, want the crash's first line", err)
 	}
 }
+
+// BenchmarkJsonnet measures one .jsonnet file evaluated in a child process
+// (what wavecd does) and in process.
+func BenchmarkJsonnet(b *testing.B) {
+	tree := fixtureTree(b, filepath.Join("testdata", "jsonnet"))
+	req := &Request{AppName: "guestbook", Namespace: "shop", Tree: tree,
+		Source: v1alpha1.ApplicationSource{Path: "app", Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: jsonnetOpts}}}
+	eval, err := newJsonnetEval(req, "app")
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := []string{"app/main.jsonnet"}
+	b.Run("child", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := eval.evaluateAll(b.Context(), files); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("in-process", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := eval.evaluate(b.Context(), files[0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
