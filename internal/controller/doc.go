@@ -34,6 +34,14 @@
 // app waits. Events go out through client-go's correlator, in the
 // background: recording never delays a sync.
 //
+// Comparison options (compare.go): argocd.argoproj.io/compare-options on an
+// Application with ServerSideDiff=false predicts applies client-side (a
+// three-way merge, no dry run); on a live object no longer in Git,
+// IgnoreExtraneous keeps it from making its app OutOfSync. Fields Argo CD
+// honours that wavecd does not implement (render.UnsupportedFields) set an
+// UnsupportedFieldWarning condition. Plugins come from Options.PluginsDir,
+// kustomize build options from argocd-cm (settings.go).
+//
 // Destinations (targets.go): an app's destination.server or
 // destination.name resolves through the registered clusters
 // (internal/cluster, the cluster Secrets of the controller's namespace). The
