@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"cmp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,20 +70,15 @@ type ApplicationSpec struct {
 }
 
 // HasMultipleSources reports whether the app uses spec.sources.
-func (s *ApplicationSpec) HasMultipleSources() bool { return s.SourceHydrator == nil && len(s.Sources) > 0 }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+func (s *ApplicationSpec) HasMultipleSources() bool {
+	return s.SourceHydrator == nil && len(s.Sources) > 0
 }
 
 // GetSources returns spec.sources, or spec.source as a one-element list;
 // with a source hydrator, its sync source, as Argo CD does.
 func (s *ApplicationSpec) GetSources() ApplicationSources {
 	if h := s.SourceHydrator; h != nil {
-		return ApplicationSources{{RepoURL: cmpOr(h.SyncSource.RepoURL, h.DrySource.RepoURL), Path: h.SyncSource.Path, TargetRevision: h.SyncSource.TargetBranch}}
+		return ApplicationSources{{RepoURL: cmp.Or(h.SyncSource.RepoURL, h.DrySource.RepoURL), Path: h.SyncSource.Path, TargetRevision: h.SyncSource.TargetBranch}}
 	}
 	if s.HasMultipleSources() {
 		return s.Sources
