@@ -3,6 +3,7 @@ package argopatterns
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -38,6 +39,7 @@ func TestPatterns(t *testing.T) {
 		t.Fatalf("no pattern found in %s (%v)", patternsDir, err)
 	}
 	bin := localCluster(t)
+	wavecdOnPath(t)
 	ctrllog.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
 	for _, f := range dirs {
@@ -73,6 +75,21 @@ func localCluster(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// wavecdOnPath puts bin/wavecd first on PATH, for plugins whose steps run
+// `wavecd render` in place of helm and kustomize.
+func wavecdOnPath(t *testing.T) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := testenv.BuildWavecd(t.Context(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // pattern is one rehearsal of the corpus.
@@ -116,6 +133,9 @@ func (p *pattern) rehearse() {
 	})
 	if p.exp.Settings != "" {
 		u.Settings = filepath.Join(p.dir, p.exp.Settings)
+	}
+	if p.exp.Plugins != "" {
+		u.PluginsDir = filepath.Join(p.dir, p.exp.Plugins)
 	}
 	done := make(chan error, 1)
 	start := time.Now()
@@ -185,6 +205,7 @@ func (p *pattern) check() {
 	p.checkJobs()
 	p.checkAbsent()
 	p.checkOrder()
+	p.checkObjects()
 	for _, want := range p.exp.Output {
 		if !strings.Contains(p.out.String(), want) {
 			p.t.Errorf("up's output lacks %q", want)
@@ -287,6 +308,34 @@ func (p *pattern) checkAbsent() {
 		err := p.c.Get(p.t.Context(), client.ObjectKey{Namespace: ref.namespace, Name: ref.name}, u)
 		if !apierrors.IsNotFound(err) {
 			p.t.Errorf("%s exists (err %v), want it absent", s, err)
+		}
+	}
+}
+
+// checkObjects compares the fields the pattern names with the live objects.
+func (p *pattern) checkObjects() {
+	disc, err := discovery.NewDiscoveryClientForConfig(p.rec.cfg)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, o := range p.exp.Objects {
+		gvr, ok := resourceOf(disc, o.Kind)
+		if !ok {
+			p.t.Errorf("%s %s/%s: no resource serves kind %s", o.Kind, o.Namespace, o.Name, o.Kind)
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(gvr.GroupVersion().String())
+		u.SetKind(o.Kind)
+		if err := p.c.Get(p.t.Context(), client.ObjectKey{Namespace: o.Namespace, Name: o.Name}, u); err != nil {
+			p.t.Errorf("%s %s/%s: %v", o.Kind, o.Namespace, o.Name, err)
+			continue
+		}
+		for path, want := range o.Fields {
+			got, found, err := unstructured.NestedFieldNoCopy(u.Object, fieldPath(path)...)
+			if !found || err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				p.t.Errorf("%s %s/%s: %s = %v (found %v), want %v", o.Kind, o.Namespace, o.Name, path, got, found, want)
+			}
 		}
 	}
 }

@@ -37,11 +37,41 @@ type expectation struct {
 	// Order are objects ("Kind namespace/name", a generateName for a
 	// generated name) created in this order.
 	Order []string `json:"order,omitempty"`
+	// Objects are objects whose fields must hold these values.
+	Objects []objectFields `json:"objects,omitempty"`
 	// Output are lines, or parts of lines, up prints.
 	Output []string `json:"output,omitempty"`
 	// DeleteRoot deletes the root app after the bootstrap and expects every
 	// Application and every object they made to be gone.
 	DeleteRoot bool `json:"deleteRoot,omitempty"`
+}
+
+// objectFields names an object and the values some of its fields hold,
+// by dotted path ("spec.replicas"; a dot inside a key is escaped with a backslash).
+type objectFields struct {
+	Kind      string         `json:"kind"`
+	Namespace string         `json:"namespace,omitempty"`
+	Name      string         `json:"name"`
+	Fields    map[string]any `json:"fields"`
+}
+
+// fieldPath splits a dotted path, honouring "\." inside a key.
+func fieldPath(path string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch {
+		case path[i] == '\\' && i+1 < len(path) && path[i+1] == '.':
+			cur.WriteByte('.')
+			i++
+		case path[i] == '.':
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(path[i])
+		}
+	}
+	return append(out, cur.String())
 }
 
 // appState is an Application's expected state; empty fields are not checked.

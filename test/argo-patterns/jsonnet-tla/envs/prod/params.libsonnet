@@ -1,0 +1,4 @@
+{
+  image: 'gcr.io/google-samples/gb-frontend:v5',
+  port: 80,
+}
