@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/timeline"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -73,46 +75,43 @@ func TestReportSummaryGolden(t *testing.T) {
 	}
 }
 
-// chartCase is one case of testdata/chart: a run and the chart model wanted.
+// chartCase is one case of testdata/chart: a run and the charts wanted.
 type chartCase struct {
 	Run  RunResult `json:"run"`
 	Want struct {
-		Rows     []appRow          `json:"rows"`
-		VerdictX float64           `json:"verdictX"`
-		Ticks    []string          `json:"ticks"`
-		Lines    map[string]string `json:"lines"`
+		End    float64                     `json:"end"`
+		Lines  []timeline.Line             `json:"lines"`
+		Rows   []timeline.Row              `json:"rows"`
+		Series map[string][]timeline.Point `json:"series"`
 	} `json:"want"`
 }
 
-func TestBuildCharts(t *testing.T) {
+// TestCharts checks what a run's records become in the timeline charts.
+func TestCharts(t *testing.T) {
 	for name, b := range fixtures(t, "chart") {
 		t.Run(name, func(t *testing.T) {
 			var tc chartCase
 			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
 				t.Fatal(err)
 			}
-			apps := buildAppChart(tc.Run)
-			ignore := cmpopts.IgnoreFields(appRow{}, "Y", "Title")
+			apps := appChart(tc.Run)
+			if apps.End != tc.Want.End {
+				t.Errorf("end %g, want %g", apps.End, tc.Want.End)
+			}
+			if diff := cmp.Diff(tc.Want.Lines, apps.Lines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+			ignore := cmpopts.IgnoreFields(timeline.Row{}, "Title")
 			if diff := cmp.Diff(tc.Want.Rows, apps.Rows, ignore, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("rows (-want +got):\n%s", diff)
 			}
-			if apps.VerdictX != tc.Want.VerdictX {
-				t.Errorf("verdict at x=%g, want %g", apps.VerdictX, tc.Want.VerdictX)
-			}
-			var ticks []string
-			for _, tk := range apps.Ticks {
-				ticks = append(ticks, tk.Label)
-			}
-			if diff := cmp.Diff(tc.Want.Ticks, ticks); diff != "" {
-				t.Errorf("ticks (-want +got):\n%s", diff)
-			}
-			lines := map[string]string{}
-			for _, l := range buildSeriesChart(tc.Run).Lines {
-				if _, ok := tc.Want.Lines[l.Class]; ok {
-					lines[l.Class] = l.Points
+			series := map[string][]timeline.Point{}
+			for _, l := range seriesChart(tc.Run).Lines {
+				if _, ok := tc.Want.Series[l.Class]; ok {
+					series[l.Class] = l.Points
 				}
 			}
-			if diff := cmp.Diff(tc.Want.Lines, lines); diff != "" {
+			if diff := cmp.Diff(tc.Want.Series, series, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("series (-want +got):\n%s", diff)
 			}
 		})
