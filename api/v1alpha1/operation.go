@@ -141,6 +141,12 @@ type ResourceResult struct {
 	HookPhase string     `json:"hookPhase,omitempty"`
 	SyncPhase string     `json:"syncPhase,omitempty"`
 	Images    []string   `json:"images,omitempty"`
+	// StartedAt is when the sync applied the object, created the hook or
+	// issued the prune (a wavecd field, for the sync timeline).
+	StartedAt *metav1.MicroTime `json:"startedAt,omitempty"`
+	// FinishedAt is when the object turned Healthy, the hook ended or the
+	// pruned object was gone (a wavecd field, for the sync timeline).
+	FinishedAt *metav1.MicroTime `json:"finishedAt,omitempty"`
 }
 
 // ResourceResults is a list of object results.

@@ -156,6 +156,25 @@ func testUnreachableGit(t *testing.T, h *harness) {
 	}
 }
 
+// checkResultTimes checks that each result of the sync says when its
+// object was applied and turned Healthy (wavecd's fields for the sync
+// timeline), within the operation.
+func checkResultTimes(t *testing.T, op *v1alpha1.OperationState) {
+	t.Helper()
+	if op == nil || op.SyncResult == nil || op.FinishedAt == nil {
+		t.Errorf("no finished operation with a result: %+v", op)
+		return
+	}
+	from, to := op.StartedAt.Add(-time.Second), op.FinishedAt.Add(time.Second)
+	for _, r := range op.SyncResult.Resources {
+		if r.StartedAt == nil || r.FinishedAt == nil || r.FinishedAt.Before(r.StartedAt) ||
+			r.StartedAt.Time.Before(from) || r.FinishedAt.Time.After(to) {
+			t.Errorf("result %s/%s: started %v, finished %v; want both within the operation (%v to %v)",
+				r.Kind, r.Name, r.StartedAt, r.FinishedAt, op.StartedAt, op.FinishedAt)
+		}
+	}
+}
+
 // checkStatus checks the status fields Argo CD writes after a first sync
 // of the guestbook app at revision head.
 func checkStatus(t *testing.T, h *harness, app *v1alpha1.Application, head string) {
@@ -193,6 +212,7 @@ func checkStatus(t *testing.T, h *harness, app *v1alpha1.Application, head strin
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("status (-want +got):\n%s", d)
 	}
+	checkResultTimes(t, st.OperationState)
 	if st.ReconciledAt == nil || st.OperationState.SyncResult.Revision != head || st.History[0].Revision != head {
 		t.Errorf("reconciledAt %v, sync result revision %q, history %+v: want set and %s", st.ReconciledAt, st.OperationState.SyncResult.Revision, st.History, head)
 	}

@@ -303,9 +303,19 @@ func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1
 			Group: rr.Group, Version: rr.Version, Kind: rr.Kind, Namespace: rr.Namespace, Name: rr.Name,
 			Status: v1alpha1.ResultCode(rr.Status), Message: rr.Message, HookType: rr.HookType,
 			HookPhase: string(rr.HookPhase), SyncPhase: string(rr.SyncPhase),
+			StartedAt: microTime(rr.StartedAt), FinishedAt: microTime(rr.FinishedAt),
 		})
 	}
 	return out
+}
+
+// microTime is t for the API; nil when zero.
+func microTime(t time.Time) *metav1.MicroTime {
+	if t.IsZero() {
+		return nil
+	}
+	m := metav1.NewMicroTime(t)
+	return &m
 }
 
 func trackingOf(s *Settings, app string) kube.Tracking {

@@ -331,8 +331,10 @@ func failureMessage(message string, st *State, failed []int) string {
 	return message + ", reason: " + strings.Join(reasons, ",")
 }
 
-// progress hands a copy of st to OnProgress.
+// progress records when tasks started and ended, and hands a copy of st
+// to OnProgress.
 func (e *Executor) progress(st *State) {
+	st.stamp(time.Now())
 	if e.opts.OnProgress != nil {
 		e.opts.OnProgress(*st.DeepCopy())
 	}

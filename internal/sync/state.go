@@ -82,6 +82,12 @@ type TaskState struct {
 	Phase   TaskPhase  `json:"phase"`
 	Result  ResultCode `json:"result,omitempty"`
 	Message string     `json:"message,omitempty"`
+	// StartedAt is when the task ran (object applied, hook created, prune
+	// issued) and FinishedAt when it ended (Healthy, hook done, pruned,
+	// failed), to the millisecond, for timelines. They ride along with the
+	// writes a sync makes anyway.
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
 
 // State is the saved state of a sync: enough to resume it after a restart
@@ -104,6 +110,24 @@ type State struct {
 	// for the stall timeout and pods it waits on cannot be scheduled.
 	Stalled string      `json:"stalled,omitempty"`
 	Tasks   []TaskState `json:"tasks"`
+}
+
+// stamp records the start and end of the tasks that started or ended
+// since the last call.
+func (s *State) stamp(now time.Time) {
+	now = now.UTC().Truncate(time.Millisecond)
+	for i := range s.Tasks {
+		t := &s.Tasks[i]
+		if t.Phase == TaskSkipped {
+			continue
+		}
+		if t.StartedAt.IsZero() && started(t.Phase) {
+			t.StartedAt = now
+		}
+		if t.FinishedAt.IsZero() && t.Phase.terminal() {
+			t.FinishedAt = now
+		}
+	}
 }
 
 // DeepCopy returns a copy of s that shares nothing with it.
@@ -130,6 +154,9 @@ type ResourceResult struct {
 	HookType  string         `json:"hookType,omitempty"`
 	HookPhase OperationPhase `json:"hookPhase,omitempty"`
 	SyncPhase SyncPhase      `json:"syncPhase,omitempty"`
+	// StartedAt and FinishedAt are the task's (TaskState).
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
 
 // Result is the outcome of a sync so far.
@@ -150,6 +177,7 @@ func (s *State) Result() Result {
 		r := ResourceResult{
 			Group: t.Group, Version: t.Version, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
 			Status: t.Result, Message: t.Message, SyncPhase: t.SyncPhase, HookPhase: hookPhase(t.Phase),
+			StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
 		}
 		if t.Type == TaskHook {
 			r.HookType = string(t.SyncPhase)

@@ -342,6 +342,7 @@ func (w *waiter) evaluate(ctx context.Context, all bool) bool {
 func (w *waiter) decide(ctx context.Context, tg target, phase TaskPhase) {
 	ts := &w.st.Tasks[tg.index]
 	ts.Phase = phase
+	w.st.stamp(time.Now()) // the moment the deciding event arrived, not the step's end
 	typ := EventTaskDone
 	if phase == TaskFailed {
 		typ = EventTaskFailed

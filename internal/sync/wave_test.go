@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,7 @@ func TestWaveWaitsUntilPreviousIsHealthy(t *testing.T) {
 	if apply.Time.Before(healthy.Time) {
 		t.Errorf("wave 1 applied at %v, before wave 0 became healthy at %v", apply.Time, healthy.Time)
 	}
+	checkTaskTimes(t, st, healthy.Time)
 	waiting, ok := firstEvent(events, func(e Event) bool { return e.Type == EventWaiting })
 	if !ok || !strings.Contains(waiting.Message, "Deployment "+ns+"/web: 0/1 ready") {
 		t.Errorf("waiting message = %q, want it to name the Deployment and its ready count", waiting.Message)
@@ -51,6 +53,39 @@ func TestWaveWaitsUntilPreviousIsHealthy(t *testing.T) {
 	}
 	if available.IsZero() || cm.CreationTimestamp.Before(&available) {
 		t.Errorf("ConfigMap created at %v, Deployment available at %v", cm.CreationTimestamp, available)
+	}
+}
+
+// checkTaskTimes checks the times the state records for the timeline:
+// every task that ran started and ended, in wave order, wave 0's end being
+// the moment it turned healthy, and the results carry them.
+func checkTaskTimes(t *testing.T, st *State, wave0Healthy time.Time) {
+	t.Helper()
+	var wave0End, wave1Start time.Time
+	for _, task := range st.Tasks {
+		if task.Phase == TaskSkipped {
+			continue
+		}
+		if task.StartedAt.IsZero() || task.FinishedAt.IsZero() || task.FinishedAt.Before(task.StartedAt) {
+			t.Errorf("task %s %s/%s: started %v, finished %v", task.ID, task.Kind, task.Name, task.StartedAt, task.FinishedAt)
+		}
+		switch {
+		case task.Type == TaskApply && task.Wave == 0 && task.FinishedAt.After(wave0End):
+			wave0End = task.FinishedAt
+		case task.Type == TaskApply && task.Wave == 1 && (wave1Start.IsZero() || task.StartedAt.Before(wave1Start)):
+			wave1Start = task.StartedAt
+		}
+	}
+	if wave1Start.Before(wave0End) {
+		t.Errorf("wave 1 started at %v, before wave 0 ended at %v", wave1Start, wave0End)
+	}
+	if d := wave0End.Sub(wave0Healthy); d < -100*time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("wave 0 ended at %v, %v from the event that made it healthy (%v)", wave0End, d, wave0Healthy)
+	}
+	for _, r := range st.Result().Resources {
+		if r.StartedAt.IsZero() || r.FinishedAt.IsZero() {
+			t.Errorf("result %s/%s has no times: %+v", r.Kind, r.Name, r)
+		}
 	}
 }
 
