@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +56,15 @@ type ResourceNode struct {
 	SyncWave int64 `json:"syncWave,omitempty"`
 	// Missing marks a managed object that does not exist yet.
 	Missing bool `json:"missing,omitempty"`
+	// NetworkingInfo names, for an EndpointSlice, the pods its endpoints
+	// route to.
+	NetworkingInfo *NetworkingInfo `json:"networkingInfo,omitempty"`
+}
+
+// NetworkingInfo is Argo CD's ResourceNetworkingInfo, with the targets
+// only.
+type NetworkingInfo struct {
+	TargetRefs []ResourceRef `json:"targetRefs,omitempty"`
 }
 
 // ApplicationTree is an app's resource tree, as Argo CD's resource-tree
@@ -65,16 +75,18 @@ type ApplicationTree struct {
 
 // ownedKinds are the kinds whose objects the tree finds by their owner
 // references: what a Deployment, StatefulSet, DaemonSet, Job or CronJob
-// creates.
+// creates, and a Service's EndpointSlices.
 var ownedKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Version: "v1", Kind: "Pod"},
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
 }
 
 // ResourceTree builds an app's resource tree: its managed objects as
 // status.resources lists them, what they own (Deployment -> ReplicaSet ->
-// Pod, StatefulSet -> Pod, CronJob -> Job -> Pod), and, under each child
+// Pod, StatefulSet -> Pod, CronJob -> Job -> Pod, Service ->
+// EndpointSlice, whose node names the pods it routes to), and, under each child
 // Application that exists, the child's tree, as Get nests them.
 type ResourceTree struct {
 	Client *Client
@@ -249,6 +261,31 @@ func fill(n *ResourceNode, obj *unstructured.Unstructured) {
 	n.CreatedAt = &created
 	n.Images = images(obj)
 	n.Info = info(obj)
+	if gvk.Kind == "EndpointSlice" {
+		n.NetworkingInfo = endpointTargets(obj)
+	}
+}
+
+// endpointTargets names the objects an EndpointSlice's endpoints route to.
+func endpointTargets(obj *unstructured.Unstructured) *NetworkingInfo {
+	eps, _, _ := unstructured.NestedSlice(obj.Object, "endpoints")
+	ni := &NetworkingInfo{}
+	for _, e := range eps {
+		m, _ := e.(map[string]any)
+		ref, _ := m["targetRef"].(map[string]any)
+		kind, _ := ref["kind"].(string)
+		name, _ := ref["name"].(string)
+		if kind == "" || name == "" {
+			continue
+		}
+		ns, _ := ref["namespace"].(string)
+		uid, _ := ref["uid"].(string)
+		ni.TargetRefs = append(ni.TargetRefs, ResourceRef{Kind: kind, Namespace: ns, Name: name, UID: uid})
+	}
+	if len(ni.TargetRefs) == 0 {
+		return nil
+	}
+	return ni
 }
 
 // images lists the container images of a pod or a pod template.
@@ -300,8 +337,26 @@ func info(obj *unstructured.Unstructured) []InfoItem {
 		if rev := obj.GetAnnotations()["deployment.kubernetes.io/revision"]; rev != "" {
 			out = append(out, InfoItem{"Revision", "Rev:" + rev})
 		}
+	case "EndpointSlice":
+		out = append(out, endpointsInfo(obj))
 	}
 	return out
+}
+
+// endpointsInfo is an EndpointSlice's addresses and how many are ready.
+func endpointsInfo(obj *unstructured.Unstructured) InfoItem {
+	eps, _, _ := unstructured.NestedSlice(obj.Object, "endpoints")
+	var addrs []string
+	ready := 0
+	for _, e := range eps {
+		m, _ := e.(map[string]any)
+		as, _, _ := unstructured.NestedStringSlice(m, "addresses")
+		addrs = append(addrs, as...)
+		if r, found, _ := unstructured.NestedBool(m, "conditions", "ready"); r || !found {
+			ready++
+		}
+	}
+	return InfoItem{"Endpoints", strings.TrimSpace(fmt.Sprintf("%d/%d ready %s", ready, len(eps), strings.Join(addrs, ", ")))}
 }
 
 // isGone reports errors of a kind that is not served (a CRD removed),

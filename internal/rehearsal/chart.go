@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wavecd/wavecd/internal/timeline"
+	"github.com/wavecd/wavecd/internal/diagram"
 )
 
-// appChart is the apps-by-wave chart of one run, drawn by internal/timeline
+// appChart is the apps-by-wave chart of one run, drawn by internal/diagram
 // as the web UI draws a live sync: a row per app, a bar from its sync start
 // to the time it settled (Synced and Healthy), or to the run's end, hatched
 // from its SyncStalled condition on.
-func appChart(run RunResult) timeline.Gantt {
-	g := timeline.Gantt{
+func appChart(run RunResult) diagram.Gantt {
+	g := diagram.Gantt{
 		ID: fmt.Sprintf("run-%d-apps", run.Run), Label: "apps by wave over time", End: run.End,
-		Lines: []timeline.Line{{At: run.At, Label: run.headline()}},
+		Lines: []diagram.Line{{At: run.At, Label: run.headline()}},
 	}
 	root := ""
 	for _, a := range run.Apps {
@@ -23,7 +23,7 @@ func appChart(run RunResult) timeline.Gantt {
 		}
 	}
 	for _, a := range run.Apps {
-		row := timeline.Row{ID: a.Name, Label: appLabel(a), Title: appTitle(a), Created: a.Created, Wave: a.Wave}
+		row := diagram.Row{ID: a.Name, Label: appLabel(a), Title: appTitle(a), Created: a.Created, Wave: a.Wave}
 		if !a.Root {
 			row.Parent = root
 		}
@@ -38,21 +38,21 @@ func appChart(run RunResult) timeline.Gantt {
 		}
 		switch {
 		case a.Settled >= 0:
-			row.Segments = []timeline.Segment{{From: start, To: a.Settled, Phase: timeline.Settled}}
+			row.Segments = []diagram.Segment{{From: start, To: a.Settled, Phase: diagram.Settled}}
 		case a.Stalled >= 0:
-			row.Segments = []timeline.Segment{
-				{From: start, To: a.Stalled, Phase: timeline.Waiting}, {From: a.Stalled, To: run.End, Phase: timeline.Stalled},
+			row.Segments = []diagram.Segment{
+				{From: start, To: a.Stalled, Phase: diagram.Waiting}, {From: a.Stalled, To: run.End, Phase: diagram.Stalled},
 			}
-			row.Marks = append(row.Marks, timeline.Mark{At: a.Stalled, Kind: timeline.MarkStall, Label: fmt.Sprintf("stalled at %.1fs", a.Stalled)})
+			row.Marks = append(row.Marks, diagram.Mark{At: a.Stalled, Kind: diagram.MarkStall, Label: fmt.Sprintf("stalled at %.1fs", a.Stalled)})
 		default:
-			row.Segments = []timeline.Segment{{From: start, To: run.End, Phase: timeline.Waiting}}
+			row.Segments = []diagram.Segment{{From: start, To: run.End, Phase: diagram.Waiting}}
 		}
 		if a.Healthy >= 0 {
-			row.Marks = append(row.Marks, timeline.Mark{At: a.Healthy, Kind: timeline.MarkHealthy, Label: fmt.Sprintf("Healthy at %.1fs", a.Healthy)})
+			row.Marks = append(row.Marks, diagram.Mark{At: a.Healthy, Kind: diagram.MarkHealthy, Label: fmt.Sprintf("Healthy at %.1fs", a.Healthy)})
 		}
 		g.Rows = append(g.Rows, row)
 	}
-	timeline.MarkCriticalPath(g.Rows)
+	diagram.MarkCriticalPath(g.Rows)
 	return g
 }
 
@@ -85,8 +85,8 @@ func appTitle(a AppRecord) string {
 
 // seriesChart is nodes, Ready nodes, pending and unschedulable pods over
 // a run, as step lines.
-func seriesChart(run RunResult) timeline.Series {
-	s := timeline.Series{
+func seriesChart(run RunResult) diagram.Series {
+	s := diagram.Series{
 		ID: fmt.Sprintf("run-%d-nodes", run.Run), Label: "nodes and pending pods over time", YLabel: "nodes / pods", End: run.End,
 	}
 	for _, l := range []struct {
@@ -98,9 +98,9 @@ func seriesChart(run RunResult) timeline.Series {
 		{"pending pods", "pending", func(s Sample) int { return s.Pending }},
 		{"unschedulable pods", "unschedulable", func(s Sample) int { return s.Unschedulable }},
 	} {
-		line := timeline.SeriesLine{Name: l.name, Class: l.class, Fill: l.class == "pending"}
+		line := diagram.SeriesLine{Name: l.name, Class: l.class, Fill: l.class == "pending"}
 		for _, smp := range run.Samples {
-			line.Points = append(line.Points, timeline.Point{At: smp.At, Value: l.get(smp)})
+			line.Points = append(line.Points, diagram.Point{At: smp.At, Value: l.get(smp)})
 		}
 		s.Lines = append(s.Lines, line)
 	}

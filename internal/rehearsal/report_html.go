@@ -6,14 +6,14 @@ import (
 	"io"
 	"math"
 
-	"github.com/wavecd/wavecd/internal/timeline"
+	"github.com/wavecd/wavecd/internal/diagram"
 )
 
 // htmlRun is one run as the HTML report shows it.
 type htmlRun struct {
 	RunResult
 	Headline string
-	// Apps and Series are the run's charts, drawn by internal/timeline.
+	// Apps and Series are the run's charts, drawn by internal/diagram.
 	Apps, Series template.HTML
 	// BarPercent is the run's time as a share of the longest run.
 	BarPercent float64
@@ -35,7 +35,7 @@ type htmlView struct {
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG, no script and nothing fetched.
 func WriteHTML(w io.Writer, rep *Report) error {
-	v := htmlView{Report: rep, Class: "bad", ChartCSS: template.CSS(timeline.CSS)} // #nosec G203 -- the package's own stylesheet
+	v := htmlView{Report: rep, Class: "bad", ChartCSS: template.CSS(diagram.CSS)} // #nosec G203 -- the package's own stylesheet
 	longest := 1.0
 	for _, r := range rep.Runs {
 		longest = math.Max(longest, r.End)

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wavecd/wavecd/internal/timeline"
+	"github.com/wavecd/wavecd/internal/diagram"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -79,10 +79,10 @@ func TestReportSummaryGolden(t *testing.T) {
 type chartCase struct {
 	Run  RunResult `json:"run"`
 	Want struct {
-		End    float64                     `json:"end"`
-		Lines  []timeline.Line             `json:"lines"`
-		Rows   []timeline.Row              `json:"rows"`
-		Series map[string][]timeline.Point `json:"series"`
+		End    float64                    `json:"end"`
+		Lines  []diagram.Line             `json:"lines"`
+		Rows   []diagram.Row              `json:"rows"`
+		Series map[string][]diagram.Point `json:"series"`
 	} `json:"want"`
 }
 
@@ -101,11 +101,11 @@ func TestCharts(t *testing.T) {
 			if diff := cmp.Diff(tc.Want.Lines, apps.Lines); diff != "" {
 				t.Errorf("lines (-want +got):\n%s", diff)
 			}
-			ignore := cmpopts.IgnoreFields(timeline.Row{}, "Title")
+			ignore := cmpopts.IgnoreFields(diagram.Row{}, "Title")
 			if diff := cmp.Diff(tc.Want.Rows, apps.Rows, ignore, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("rows (-want +got):\n%s", diff)
 			}
-			series := map[string][]timeline.Point{}
+			series := map[string][]diagram.Point{}
 			for _, l := range seriesChart(tc.Run).Lines {
 				if _, ok := tc.Want.Series[l.Class]; ok {
 					series[l.Class] = l.Points

@@ -43,12 +43,17 @@ func listFilter(r *http.Request) appclient.List {
 
 // visibleApps lists the apps that match f and that s may get.
 func (a *API) visibleApps(ctx context.Context, s *session, f appclient.List) (*appclient.ListResult, error) {
-	f.Client = a.appClient(s)
-	res, err := f.Run(ctx)
+	enf, err := a.enforcer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	enf, err := a.enforcer(ctx)
+	return a.allowedApps(ctx, s, enf, f)
+}
+
+// allowedApps lists the apps s may get by enf.
+func (a *API) allowedApps(ctx context.Context, s *session, enf *rbac.Enforcer, f appclient.List) (*appclient.ListResult, error) {
+	f.Client = a.appClient(s)
+	res, err := f.Run(ctx)
 	if err != nil {
 		return nil, err
 	}

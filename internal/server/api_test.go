@@ -402,10 +402,10 @@ func TestAPIResourceTree(t *testing.T) {
 			t.Fatalf("resource tree: %d %s", r.status, r.body)
 		}
 		h.decode(r, &tree)
-		if countKind(tree, "Pod") == 2 || time.Now().After(deadline) {
+		if (countKind(tree, "Pod") == 2 && readyEndpoints(tree) == "2/2") || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(500 * time.Millisecond) // the controller-manager creates the replica set and pods
+		time.Sleep(500 * time.Millisecond) // the controller-manager creates the replica set, pods and endpoints
 	}
 	byKind := map[string][]appclient.ResourceNode{}
 	for _, n := range tree.Nodes {
@@ -429,6 +429,24 @@ func TestAPIResourceTree(t *testing.T) {
 			t.Errorf("pod node %+v", pod)
 		}
 	}
+	// The Service's EndpointSlice hangs below it and names both pods.
+	svc, eps := byKind["Service"], byKind["EndpointSlice"]
+	if len(svc) != 1 || len(eps) != 1 || len(eps[0].ParentRefs) != 1 || eps[0].ParentRefs[0].UID != svc[0].UID {
+		t.Fatalf("services %+v, endpoint slices %+v: want one slice below the Service", svc, eps)
+	}
+	var routed []string
+	if ni := eps[0].NetworkingInfo; ni != nil {
+		for _, ref := range ni.TargetRefs {
+			routed = append(routed, ref.Kind+"/"+ref.Name)
+		}
+	}
+	slices.Sort(routed)
+	if want := []string{"Pod/" + pods[0].Name, "Pod/" + pods[1].Name}; !slices.Equal(routed, slices.Sorted(slices.Values(want))) {
+		t.Errorf("the endpoint slice routes to %v, want %v", routed, want)
+	}
+	if len(eps[0].Info) != 1 || !strings.HasPrefix(eps[0].Info[0].Value, "2/2 ready ") {
+		t.Errorf("endpoint slice info %+v, want 2/2 ready and the addresses", eps[0].Info)
+	}
 	// The child Application is a node, and its ConfigMap hangs below it.
 	cms := byKind["ConfigMap"]
 	apps := byKind["Application"]
@@ -438,6 +456,17 @@ func TestAPIResourceTree(t *testing.T) {
 	if apps[0].SyncWave != 1 {
 		t.Errorf("child app wave %d", apps[0].SyncWave)
 	}
+}
+
+// readyEndpoints is the ready count of the tree's endpoint slice, "2/2".
+func readyEndpoints(tree appclient.ApplicationTree) string {
+	for _, node := range tree.Nodes {
+		if node.Kind == "EndpointSlice" && len(node.Info) > 0 {
+			ready, _, _ := strings.Cut(node.Info[0].Value, " ")
+			return ready
+		}
+	}
+	return ""
 }
 
 func countKind(tree appclient.ApplicationTree, kind string) int {

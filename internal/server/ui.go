@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/internal/auth"
+	"github.com/wavecd/wavecd/internal/diagram"
 )
 
 //go:embed ui
@@ -33,6 +35,10 @@ func (a *API) uiRoutes() error {
 	u := &ui{api: a, tmpl: tmpl}
 	m := a.mux
 	m.Handle("GET /assets/", http.StripPrefix("/assets/", cacheFor(time.Hour, http.FileServerFS(static))))
+	m.Handle("GET /assets/diagram.css", cacheFor(time.Hour, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = io.WriteString(w, diagram.CSS)
+	})))
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/applications", http.StatusFound)
 	})

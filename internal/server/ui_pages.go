@@ -1,11 +1,15 @@
 package server
 
 import (
+	"cmp"
+	"context"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
@@ -90,49 +94,132 @@ type appView struct {
 	CanSync       bool
 	OperationBusy bool
 	Error         string
+	// Graph is the app-of-apps graph, nil for an app without child apps.
+	Graph *graphView
+	// Timeline is the Gantt chart of the current or last sync.
+	Timeline *timelineView
+	// ResourceGraph draws the app's objects when View is "graph".
+	ResourceGraph template.HTML
+	// GraphLeftOut counts objects the resource graph leaves out.
+	GraphLeftOut int
+	// View is how the resources show: "list" (nested) or "graph".
+	View string
+	// Expand unfolds the graph's and timeline's folded apps.
+	Expand bool
+	// Family counts the apps under the app; NotNested is set when there
+	// are too many for the resource list to nest their objects.
+	Family    int
+	NotNested bool
+	// Parent is set when the app manages apps or ApplicationSets: its page
+	// follows every app's changes.
+	Parent bool
 }
 
-// appPage is one app: summary, operation, waves, resource tree, last sync
-// timeline, history, its latest Kubernetes events, and the sync and diff
-// dialogs. ?partial=1 renders the live part only.
-func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
-	name := r.PathValue("name")
-	enf, err := u.api.enforcer(r.Context())
-	if err != nil {
-		u.renderError(w, r, s, http.StatusInternalServerError, err)
-		return
+// Href is this page with the resources shown as view ("list" or
+// "graph") and the folded apps unfolded or not.
+func (v appView) Href(view string, expand bool) string {
+	q := url.Values{}
+	if view == "graph" {
+		q.Set("resources", "graph")
 	}
-	t, err := u.api.appTree(r.Context(), s, enf, name)
-	if err != nil || !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(t.App)) {
-		if err == nil {
-			err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, appObject(t.App), s)
-		}
+	if expand {
+		q.Set("expand", "all")
+	}
+	if len(q) == 0 {
+		return appHref(v.Name)
+	}
+	return appHref(v.Name) + "?" + q.Encode()
+}
+
+// maxNestedApps is how many apps a tree may have for the resource list to
+// nest the objects of every child app: beyond it each child app's objects
+// are on its own page, so a large bootstrap's page stays fast.
+const maxNestedApps = 25
+
+// appPage is one app: summary, operation, the app-of-apps graph, waves,
+// resources (nested list or graph), sync timeline, history, its latest
+// Kubernetes events, and the sync and diff dialogs. ?partial=1 renders
+// the live part only; ?resources=graph draws the resources; ?expand=all
+// unfolds a large tree's folded apps.
+func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
+	m, enf, err := u.appFamily(r, s, r.PathValue("name"))
+	if err != nil {
 		u.renderError(w, r, s, statusOf(err), err)
 		return
 	}
-	app := t.App
+	app := m.App
+	q := r.URL.Query()
+	t := m.appTree(maxNestedApps)
 	v := appView{
 		User: s.username(), appCard: newAppCard(app), SyncPolicy: syncPolicy(app), Conditions: app.Status.Conditions,
 		Operation: newOperationView(t), Waves: waves(app), History: historyRows(app), Resources: syncResources(app),
 		CanSync:       enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionSync, appObject(app)),
-		OperationBusy: app.Operation != nil,
+		OperationBusy: app.Operation != nil, View: cmp.Or(q.Get("resources"), "list"), Expand: q.Get("expand") == "all",
+		Family: m.size() - 1, NotNested: m.size() > maxNestedApps, Parent: managesApps(app),
 	}
 	if events, err := u.api.listEvents(r.Context(), app.Namespace, app.Name, string(app.UID)); err != nil {
 		v.EventsError = err.Error()
 	} else {
 		v.Events = eventRows(events.Items, maxEventRows)
 	}
-	tree, err := (&appclient.ResourceTree{Client: u.api.appClient(s)}).Build(r.Context(), t)
-	if err != nil {
+	if err := v.draw(r.Context(), u.api.appClient(s), m, t); err != nil {
 		v.Error = err.Error()
-	} else {
-		v.Tree = treeRoots(tree)
 	}
 	tmpl := "app.html"
-	if r.URL.Query().Get("partial") != "" {
+	if q.Get("partial") != "" {
 		tmpl = "app-live"
 	}
 	u.render(w, r, http.StatusOK, tmpl, v)
+}
+
+// managesApps reports whether app's objects include Applications or
+// ApplicationSets.
+func managesApps(app *v1alpha1.Application) bool {
+	return slices.ContainsFunc(app.Status.Resources, func(r v1alpha1.ResourceStatus) bool {
+		return r.Group == v1alpha1.Group && (r.Kind == v1alpha1.ApplicationKind || r.Kind == v1alpha1.ApplicationSetKind)
+	})
+}
+
+// appFamily reads the app named name and the apps under it, with one list
+// of the apps s may get.
+func (u *ui) appFamily(r *http.Request, s *session, name string) (*member, *rbac.Enforcer, error) {
+	enf, err := u.api.enforcer(r.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := u.api.allowedApps(r.Context(), s, enf, appclient.List{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if m := newFamily(res.Apps).tree(name); m != nil {
+		return m, enf, nil
+	}
+	// Not listed: missing, or not the user's to see; the read says which.
+	t, err := u.api.appTree(r.Context(), s, enf, name)
+	if err == nil {
+		err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, appObject(t.App), s)
+	}
+	return nil, nil, err
+}
+
+// draw reads the resource tree and draws the page's pictures.
+func (v *appView) draw(ctx context.Context, c *appclient.Client, m *member, t *appclient.AppTree) error {
+	var err error
+	if v.Graph, err = newGraphView(m, v.Expand); err != nil {
+		return err
+	}
+	if v.Timeline, err = newTimelineView(m, v.Expand, time.Now()); err != nil {
+		return err
+	}
+	tree, err := (&appclient.ResourceTree{Client: c}).Build(ctx, t)
+	if err != nil {
+		return err
+	}
+	v.Tree = treeRoots(tree)
+	if v.View == "graph" {
+		v.ResourceGraph, v.GraphLeftOut, err = newResourceGraph(tree, m.App.Name)
+	}
+	return err
 }
 
 func syncPolicy(app *v1alpha1.Application) string {

@@ -262,28 +262,12 @@ func newOperationView(t *appclient.AppTree) *operationView {
 }
 
 func timelineRows(t *appclient.AppTree, op *v1alpha1.OperationState) []timelineRow {
-	waveOf := map[string]int64{}
-	for _, r := range t.App.Status.Resources {
-		waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name] = r.SyncWave
-	}
 	var rows []timelineRow
-	if st := runningState(op); st != nil {
-		for _, task := range st.Tasks {
-			rows = append(rows, timelineRow{
-				Wave: int64(task.Wave), Phase: string(task.SyncPhase), Kind: task.Kind, Namespace: task.Namespace, Name: task.Name,
-				Status: cmp.Or(string(task.Result), string(task.Phase)), Message: task.Message,
-			})
-		}
-	} else if op.SyncResult != nil {
-		for _, r := range op.SyncResult.Resources {
-			if r == nil {
-				continue
-			}
-			rows = append(rows, timelineRow{
-				Wave: waveOf[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name], Phase: cmp.Or(r.SyncPhase, "Sync"),
-				Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Status: string(r.Status), HookPhase: r.HookPhase, Message: r.Message,
-			})
-		}
+	for _, it := range syncItems(t.App, op) {
+		rows = append(rows, timelineRow{
+			Wave: it.Wave, Phase: it.Phase, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name,
+			Status: it.Status, HookPhase: it.HookPhase, Message: it.Message,
+		})
 	}
 	for i := range rows {
 		if child, ok := t.Children[rows[i].Name]; ok && rows[i].Kind == v1alpha1.ApplicationKind {

@@ -40,10 +40,12 @@
   }
 
   // stream opens the event stream; onChange runs (debounced) after events.
+  // It returns a function that closes the stream for good.
   function stream(query, onChange) {
-    let es;
+    let es, closed = false;
     const changed = debounce(onChange, 150);
     function open() {
+      if (closed) return;
       es = new EventSource("/api/v1/stream/applications" + (query ? "?" + query : ""));
       es.onopen = function () { if (live) live.classList.add("on"); };
       es.onmessage = changed;
@@ -54,15 +56,73 @@
       };
     }
     open();
+    return function () { closed = true; es.close(); };
+  }
+
+  // throttled runs fn at most every ms and never twice at once; a call
+  // while it runs runs it once more after.
+  function throttled(fn, ms) {
+    let running = false, again = false, last = 0;
+    async function run() {
+      if (running) { again = true; return; }
+      const wait = last + ms - Date.now();
+      if (wait > 0) { running = true; await new Promise(function (r) { setTimeout(r, wait); }); running = false; }
+      running = true;
+      last = Date.now();
+      try { await fn(); } finally {
+        running = false;
+        if (again) { again = false; run(); }
+      }
+    }
+    return run;
+  }
+
+  // keepState carries what the user was doing across a re-render of box:
+  // the focused node of a picture, open tables, scrolled pictures.
+  function keepState(box, render) {
+    const active = document.activeElement;
+    const node = active && active.closest ? active.closest("[data-node]") : null;
+    const focusSel = node ? '[data-node="' + CSS.escape(node.dataset.node) + '"]' : (active && active.id && box.contains(active) ? "#" + CSS.escape(active.id) : null);
+    const open = Array.from(box.querySelectorAll("details[open]")).map(function (d) { return d.parentElement && d.parentElement.id; });
+    const scroll = Array.from(box.querySelectorAll(".picture")).map(function (p) { return [p.id, p.scrollLeft, p.scrollTop]; });
+    render();
+    open.forEach(function (id) { const p = id && document.getElementById(id); const d = p && p.querySelector("details"); if (d) d.open = true; });
+    scroll.forEach(function (s) { const p = s[0] && document.getElementById(s[0]); if (p) { p.scrollLeft = s[1]; p.scrollTop = s[2]; } });
+    if (focusSel) { const f = box.querySelector(focusSel); if (f) f.focus({ preventScroll: true }); }
+  }
+
+  // graphKeys moves the focus between the nodes of a graph with the
+  // arrow keys: left and right to the nearest node of the next column,
+  // up and down within the column.
+  function graphKeys(ev) {
+    const node = ev.target.closest && ev.target.closest(".wavecd-graph [data-node]");
+    if (!node) return;
+    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const m = moves[ev.key];
+    if (!m) return;
+    const svg = node.ownerSVGElement || node.closest("svg");
+    const col = Number(node.dataset.col) + m[0], row = Number(node.dataset.row) + m[1];
+    let next = null;
+    if (m[0] === 0) {
+      next = svg.querySelector('[data-col="' + col + '"][data-row="' + row + '"]');
+    } else {
+      const y = node.getBBox().y;
+      let best = Infinity;
+      svg.querySelectorAll('[data-col="' + col + '"]').forEach(function (n) {
+        const d = Math.abs(n.getBBox().y - y);
+        if (d < best) { best = d; next = n; }
+      });
+    }
+    if (next) { ev.preventDefault(); next.focus(); }
   }
 
   function appsPage() {
     const tiles = document.getElementById("tiles");
     const query = tiles.dataset.query;
-    stream("", async function () {
+    stream("", throttled(async function () {
       const html = await fetchHTML("/applications?partial=1" + (query ? "&" + query : ""));
       if (html !== null) tiles.innerHTML = html;
-    });
+    }, 400));
     document.querySelectorAll("#filters select").forEach(function (s) {
       s.addEventListener("change", function () { s.form.submit(); });
     });
@@ -80,16 +140,31 @@
       const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "/diff?view=" + diffView);
       if (html !== null) diffBody.innerHTML = html;
     }
-    async function reload() {
-      const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "?partial=1");
+    // The page's own query (resources view, unfolded apps) stays on reloads.
+    const params = new URLSearchParams(location.search);
+    params.set("partial", "1");
+    const reload = throttled(async function () {
+      const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "?" + params.toString());
       if (html === null) return;
-      liveBox.innerHTML = html;
-      const sync = liveBox.querySelector(".app-live").dataset.sync;
+      keepState(liveBox, function () { liveBox.innerHTML = html; });
+      const box = liveBox.querySelector(".app-live");
+      const sync = box.dataset.sync;
       if (sync !== lastSync && !diffPanel.hidden) reloadDiff();
       lastSync = sync;
+      watch(box.dataset.parent === "true");
+    }, 400);
+    // A parent app's page follows every app (its children change its
+    // pictures); any other page follows its own app.
+    let close = null, watchingAll = null;
+    function watch(all) {
+      if (all === watchingAll) return;
+      if (close) close();
+      watchingAll = all;
+      close = stream(all ? "" : "name=" + encodeURIComponent(name), reload);
     }
-    stream("name=" + encodeURIComponent(name), reload);
+    watch(liveBox.querySelector(".app-live").dataset.parent === "true");
     setInterval(reload, 10000); // pods and replica sets change without an app event
+    liveBox.addEventListener("keydown", graphKeys);
 
     // Buttons inside the live part are re-rendered: delegate their clicks.
     liveBox.addEventListener("click", async function (ev) {

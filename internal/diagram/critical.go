@@ -1,4 +1,4 @@
-package timeline
+package diagram
 
 // criticalSlack is how much earlier than a row's end its successor may
 // appear to start: clocks written to the second.

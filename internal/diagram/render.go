@@ -1,24 +1,24 @@
-package timeline
+package diagram
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"fmt"
 	"html/template"
 )
 
-// CSS styles the charts: inline it in a <style> element or serve it.
+// CSS styles the pictures: inline it in a <style> element or serve it.
 //
-//go:embed timeline.css
+//go:embed diagram.css
 var CSS string
 
-//go:embed timeline.svg.tmpl
-var svgTemplates string
+//go:embed *.tmpl
+var templateFiles embed.FS
 
-var templates = template.Must(template.New("timeline").Funcs(template.FuncMap{
+var templates = template.Must(template.New("diagram").Funcs(template.FuncMap{
 	"add": func(a, b float64) float64 { return a + b },
 	"sub": func(a, b float64) float64 { return a - b },
-}).Parse(svgTemplates))
+}).ParseFS(templateFiles, "*.tmpl"))
 
 // SVG draws the chart as an <svg> element.
 func (g *Gantt) SVG() (template.HTML, error) {
@@ -28,6 +28,11 @@ func (g *Gantt) SVG() (template.HTML, error) {
 // SVG draws the series as an <svg> element.
 func (s *Series) SVG() (template.HTML, error) {
 	return render("series", s.ID, s.layout())
+}
+
+// SVG draws the graph as an <svg> element.
+func (g *Graph) SVG() (template.HTML, error) {
+	return render("graph", g.ID, g.place())
 }
 
 func render(name, id string, data any) (template.HTML, error) {

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
+)
+
+// Annotations the pictures read from an Application.
+const (
+	annotationSyncWave  = "argocd.argoproj.io/sync-wave"
+	annotationDependsOn = "wavecd.io/depends-on"
+)
+
+// maxFamilyDepth bounds how deep a family follows child apps, as
+// appclient.Get does.
+const maxFamilyDepth = 10
+
+// family is every app the user may see, read with one list, and who
+// parents whom: an app's children are the Applications its
+// status.resources lists and those an ApplicationSet it lists generated
+// (the set is their controller owner).
+type family struct {
+	byName map[string]*v1alpha1.Application
+	bySet  map[string][]*v1alpha1.Application
+}
+
+func newFamily(apps []v1alpha1.Application) *family {
+	f := &family{byName: make(map[string]*v1alpha1.Application, len(apps)), bySet: map[string][]*v1alpha1.Application{}}
+	for i := range apps {
+		a := &apps[i]
+		f.byName[a.Name] = a
+		for _, o := range a.OwnerReferences {
+			if o.Kind == v1alpha1.ApplicationSetKind && strings.HasPrefix(o.APIVersion, v1alpha1.Group+"/") && o.Controller != nil && *o.Controller {
+				f.bySet[o.Name] = append(f.bySet[o.Name], a)
+			}
+		}
+	}
+	return f
+}
+
+// member is one app of a tree, with where it sits.
+type member struct {
+	App *v1alpha1.Application
+	// Parent is the parent app's name; empty for the tree's root.
+	Parent string
+	// Set is the ApplicationSet between the parent and the app, if any.
+	Set string
+	// Wave is the app's wave in its parent.
+	Wave  int64
+	Depth int
+	// Children are sorted by wave, then name.
+	Children []*member
+}
+
+// tree returns the app named root with the apps under it; nil when the
+// user may not see it. An app shows once, under the first parent found.
+func (f *family) tree(root string) *member {
+	app := f.byName[root]
+	if app == nil {
+		return nil
+	}
+	m := &member{App: app}
+	seen := map[string]bool{root: true}
+	queue := []*member{m}
+	for len(queue) > 0 { // breadth first: an app sits at its shallowest place
+		cur := queue[0]
+		queue = queue[1:]
+		if cur.Depth >= maxFamilyDepth {
+			continue
+		}
+		for _, c := range f.children(cur.App) {
+			if seen[c.App.Name] {
+				continue
+			}
+			seen[c.App.Name] = true
+			c.Parent, c.Depth = cur.App.Name, cur.Depth+1
+			cur.Children = append(cur.Children, c)
+			queue = append(queue, c)
+		}
+		slices.SortStableFunc(cur.Children, func(a, b *member) int {
+			return cmp.Or(cmp.Compare(a.Wave, b.Wave), strings.Compare(a.App.Name, b.App.Name))
+		})
+	}
+	return m
+}
+
+// children are the apps app manages, directly or through an
+// ApplicationSet, with their waves.
+func (f *family) children(app *v1alpha1.Application) []*member {
+	var out []*member
+	for _, r := range app.Status.Resources {
+		if r.Namespace != "" && r.Namespace != app.Namespace {
+			continue
+		}
+		switch {
+		case appclient.IsApplication(r.Group, r.Kind):
+			if c := f.byName[r.Name]; c != nil {
+				out = append(out, &member{App: c, Wave: r.SyncWave})
+			}
+		case r.Group == v1alpha1.Group && r.Kind == v1alpha1.ApplicationSetKind:
+			for _, c := range f.bySet[r.Name] {
+				out = append(out, &member{App: c, Set: r.Name, Wave: annotatedWave(c)})
+			}
+		}
+	}
+	return out
+}
+
+// walk visits m and the apps under it, parents first, children by wave.
+func (m *member) walk(fn func(*member)) {
+	fn(m)
+	for _, c := range m.Children {
+		c.walk(fn)
+	}
+}
+
+// size counts m and the apps under it.
+func (m *member) size() int {
+	n := 0
+	m.walk(func(*member) { n++ })
+	return n
+}
+
+// appTree is m as appclient.AppTree, for the resource tree: children
+// nested when the whole tree has at most nest apps, none otherwise.
+func (m *member) appTree(nest int) *appclient.AppTree {
+	t := &appclient.AppTree{App: m.App, Children: map[string]*appclient.AppTree{}}
+	if m.size() > nest {
+		return t
+	}
+	for _, c := range m.Children {
+		if c.Set == "" {
+			t.Children[c.App.Name] = c.appTree(nest)
+		}
+	}
+	return t
+}
+
+// annotatedWave is the app's own sync-wave annotation, 0 when unset.
+func annotatedWave(app *v1alpha1.Application) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(app.Annotations[annotationSyncWave]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// dependsOn is the app's wavecd.io/depends-on names.
+func dependsOn(app *v1alpha1.Application) []string {
+	var out []string
+	for _, n := range strings.Split(app.Annotations[annotationDependsOn], ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// condition returns the app's condition of type typ, nil without one.
+func condition(app *v1alpha1.Application, typ string) *v1alpha1.ApplicationCondition {
+	for i := range app.Status.Conditions {
+		if app.Status.Conditions[i].Type == typ {
+			return &app.Status.Conditions[i]
+		}
+	}
+	return nil
+}
