@@ -36,8 +36,22 @@ type graphRow struct {
 // newGraphView draws the apps under m by wave, left to right; nil when
 // m has no child apps.
 func newGraphView(m *member, expand bool) (*graphView, error) {
-	if len(m.Children) == 0 {
+	g, v := appGraph(m, expand)
+	if v == nil {
 		return nil, nil
+	}
+	svg, err := g.SVG()
+	if err != nil {
+		return nil, err
+	}
+	v.SVG = svg
+	return v, nil
+}
+
+// appGraph lays out newGraphView's graph and its table.
+func appGraph(m *member, expand bool) (diagram.Graph, *graphView) {
+	if len(m.Children) == 0 {
+		return diagram.Graph{}, nil
 	}
 	var members []*member
 	m.walk(func(mb *member) { members = append(members, mb) })
@@ -79,12 +93,7 @@ func newGraphView(m *member, expand bool) (*graphView, error) {
 	}
 	g.Edges = graphEdges(members, groupOf)
 	g.Desc = graphDesc(m, members, len(g.Columns))
-	svg, err := g.SVG()
-	if err != nil {
-		return nil, err
-	}
-	v.SVG = svg
-	return v, nil
+	return g, v
 }
 
 // columnsOf places each app in a column: the root in the first; the

@@ -111,6 +111,20 @@ type timelineEntry struct {
 // under it (of m's own objects when it has no child apps), up to now; nil
 // when none has synced.
 func newTimelineView(m *member, expand bool, now time.Time) (*timelineView, error) {
+	v, g := syncTimeline(m, expand, now)
+	if v == nil {
+		return nil, nil
+	}
+	svg, err := g.SVG()
+	if err != nil {
+		return nil, err
+	}
+	v.SVG = svg
+	return v, nil
+}
+
+// syncTimeline lays out the rows of newTimelineView's chart.
+func syncTimeline(m *member, expand bool, now time.Time) (*timelineView, diagram.Gantt) {
 	var members []*member
 	origin := time.Time{}
 	m.walk(func(mb *member) {
@@ -120,7 +134,7 @@ func newTimelineView(m *member, expand bool, now time.Time) (*timelineView, erro
 		}
 	})
 	if origin.IsZero() {
-		return nil, nil
+		return nil, diagram.Gantt{}
 	}
 	v := &timelineView{Origin: origin, Tree: len(members) > 1}
 	var rows []diagram.Row
@@ -144,12 +158,7 @@ func newTimelineView(m *member, expand bool, now time.Time) (*timelineView, erro
 	if live {
 		g.Lines = []diagram.Line{{At: seconds(now, origin), Label: "now"}}
 	}
-	svg, err := g.SVG()
-	if err != nil {
-		return nil, err
-	}
-	v.SVG = svg
-	return v, nil
+	return v, g
 }
 
 // seconds is t as seconds since origin, to the millisecond.
@@ -312,14 +321,11 @@ func objectRows(app *v1alpha1.Application, origin, now time.Time) []diagram.Row 
 			continue
 		}
 		seg := diagram.Segment{From: seconds(it.StartedAt, origin), To: seconds(now, origin), Phase: diagram.Waiting}
-		switch {
-		case it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == string(wsync.TaskFailed):
-			seg.Phase = diagram.Failed
-		case !it.FinishedAt.IsZero():
+		if !it.FinishedAt.IsZero() {
 			seg.To, seg.Phase = seconds(it.FinishedAt, origin), diagram.Settled
 		}
-		if !it.FinishedAt.IsZero() {
-			seg.To = seconds(it.FinishedAt, origin)
+		if it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == string(wsync.TaskFailed) {
+			seg.Phase = diagram.Failed
 		}
 		title := fmt.Sprintf("%s %s: %s, applied %s", it.Kind, qualified(it.Namespace, it.Name), it.Status, offset(it.StartedAt, origin))
 		if !it.FinishedAt.IsZero() {
