@@ -1,6 +1,7 @@
 package diagram
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -33,9 +34,10 @@ type Node struct {
 	Kind   string  `json:"kind,omitempty"`
 	Name   string  `json:"name"`
 	Badges []Badge `json:"badges,omitempty"`
-	// Lines are shown below, wrapped and cut to a few lines: what the
-	// node waits on, why it stalled.
-	Lines []string `json:"lines,omitempty"`
+	// Lines are shown below, wrapped and cut to MaxLines lines (default
+	// 3): what the node waits on, why it stalled.
+	Lines    []string `json:"lines,omitempty"`
+	MaxLines int      `json:"maxLines,omitempty"`
 	// Class adds CSS classes to the node (its health, "stalled").
 	Class string `json:"class,omitempty"`
 	// Href links the node; without it the node still takes the focus.
@@ -77,7 +79,8 @@ const (
 	nodeWidth   = 210.0
 	columnGap   = 52.0
 	rowGap      = 12.0
-	headerSpace = 34.0
+	headerSpace = 46.0
+	laneY       = margin + 34 // the lane above the nodes that parent edges take past columns
 	margin      = 10.0
 	lineHeight  = 15.0
 	nodeBase    = 42.0 // kind and name, badges
@@ -105,7 +108,7 @@ type graphNode struct {
 	X, Y, H         float64
 	Col, Row        int
 	TextX, NameY    float64
-	BadgeY, StripeH float64
+	StripeH         float64
 	Lines           []textLine
 	BadgeList       []graphBadge
 	AccessibleLabel string
@@ -117,7 +120,7 @@ type textLine struct {
 }
 
 type graphBadge struct {
-	X     float64
+	X, Y  float64
 	Text  string
 	Class string
 }
@@ -136,22 +139,8 @@ func (g *Graph) place() graphLayout {
 		x := margin + float64(c)*(nodeWidth+columnGap)
 		y := margin + headerSpace
 		for r, n := range col.Nodes {
-			nl := graphNode{Node: n, Name: shorten(n.Name, nameChars), X: x, Y: y, Col: c, Row: r, TextX: x + 12}
-			nl.NameY, nl.BadgeY = y+18, y+35
-			for i, line := range wrap(n.Lines) {
-				nl.Lines = append(nl.Lines, textLine{Y: y + nodeBase + 11 + float64(i)*lineHeight, Text: line})
-			}
-			nl.H = nodeBase + float64(len(nl.Lines))*lineHeight
-			if len(nl.Lines) > 0 {
-				nl.H += 6
-			}
-			nl.StripeH = nl.H
-			bx := x + 12
-			for _, b := range n.Badges {
-				nl.BadgeList = append(nl.BadgeList, graphBadge{X: bx, Text: b.Text, Class: b.Class})
-				bx += 12 + float64(len([]rune(b.Text)))*6.4
-			}
-			nl.AccessibleLabel = n.accessibleLabel()
+			nl := placeNode(n, x, y)
+			nl.Col, nl.Row = c, r
 			y += nl.H + rowGap
 			l.Nodes = append(l.Nodes, nl)
 		}
@@ -165,7 +154,8 @@ func (g *Graph) place() graphLayout {
 	for i := range l.Columns {
 		l.Columns[i].H = height - margin - l.Columns[i].Y
 	}
-	l.Width = margin*2 + float64(max(len(g.Columns), 1))*(nodeWidth+columnGap) - columnGap
+	// Room on the right for an edge that loops back.
+	l.Width = margin*2 + float64(max(len(g.Columns), 1))*(nodeWidth+columnGap) - columnGap/2
 	l.Height = math.Max(height, margin+headerSpace+nodeBase)
 	for _, e := range g.Edges {
 		from, to := byID[e.From], byID[e.To]
@@ -176,9 +166,59 @@ func (g *Graph) place() graphLayout {
 		if title == "" {
 			title = from.Node.Name + " → " + to.Node.Name
 		}
-		l.Edges = append(l.Edges, graphEdge{Path: edgePath(from, to), Kind: string(e.Kind), Title: title})
+		path := edgePath(from, to)
+		if e.Kind == Parent {
+			path = treePath(from, to)
+		}
+		l.Edges = append(l.Edges, graphEdge{Path: path, Kind: string(e.Kind), Title: title})
 	}
 	return l
+}
+
+// placeNode lays one node out at x, y: its name, its badges (on more
+// lines when they do not fit on one), its text lines.
+func placeNode(n Node, x, y float64) graphNode {
+	nl := graphNode{Node: n, Name: shorten(n.Name, nameChars), X: x, Y: y, TextX: x + 12, NameY: y + 18}
+	nl.AccessibleLabel = n.accessibleLabel()
+	bx, by := x+12, y+35
+	for _, b := range n.Badges {
+		w := float64(len([]rune(b.Text))) * 7
+		if bx > x+12 && bx+w > x+nodeWidth-6 {
+			bx, by = x+12, by+lineHeight
+		}
+		nl.BadgeList = append(nl.BadgeList, graphBadge{X: bx, Y: by, Text: b.Text, Class: b.Class})
+		bx += w + 12
+	}
+	top := by - 35 + nodeBase // below the last line of badges
+	if len(n.Badges) == 0 {
+		top -= lineHeight
+	}
+	for i, line := range wrap(n.Lines, cmp.Or(n.MaxLines, maxLines)) {
+		nl.Lines = append(nl.Lines, textLine{Y: top + 11 + float64(i)*lineHeight, Text: line})
+	}
+	nl.H = top - y + float64(len(nl.Lines))*lineHeight
+	if len(nl.Lines) > 0 {
+		nl.H += 6
+	}
+	nl.StripeH = nl.H
+	return nl
+}
+
+// treePath joins a parent to a child on the right with straight lines in
+// the gaps between columns: out of the parent into the gap, along it to
+// the child's height and into the child; past a column it takes the lane
+// above the nodes, so it never runs behind another node.
+func treePath(from, to *graphNode) string {
+	if to.X <= from.X {
+		return edgePath(from, to)
+	}
+	x1, y1 := from.X+nodeWidth, from.Y+from.H/2
+	x2, y2 := to.X, to.Y+to.H/2
+	gap1, gap2 := x1+columnGap/2, x2-columnGap/2
+	if gap2-gap1 < 1 { // the next column
+		return fmt.Sprintf("M%g,%g H%g V%g H%g", x1, y1, gap1, y2, x2)
+	}
+	return fmt.Sprintf("M%g,%g H%g V%g H%g V%g H%g", x1, y1, gap1, laneY, gap2, y2, x2)
 }
 
 // edgePath is a curve from the right side of from to the left side of
@@ -208,9 +248,9 @@ func (n Node) accessibleLabel() string {
 	return strings.Join(parts, ", ")
 }
 
-// wrap breaks lines into at most maxLines lines of lineChars runes,
-// cutting the last with an ellipsis.
-func wrap(lines []string) []string {
+// wrap breaks lines into at most limit lines of lineChars runes, cutting
+// the last with an ellipsis.
+func wrap(lines []string, limit int) []string {
 	var out []string
 	for _, line := range lines {
 		words := strings.Fields(line)
@@ -233,10 +273,10 @@ func wrap(lines []string) []string {
 	for i := range out {
 		out[i] = shorten(out[i], lineChars)
 	}
-	if len(out) > maxLines {
-		out = append(out[:maxLines-1], shorten(out[maxLines-1]+" …", lineChars))
-		if !strings.HasSuffix(out[maxLines-1], "…") {
-			out[maxLines-1] += "…"
+	if len(out) > limit {
+		out = append(out[:limit-1], shorten(out[limit-1]+" …", lineChars))
+		if !strings.HasSuffix(out[limit-1], "…") {
+			out[limit-1] += "…"
 		}
 	}
 	return out

@@ -45,7 +45,7 @@ func TestWrap(t *testing.T) {
 		"a word longer than a line": {in: []string{strings.Repeat("x", 50)}, want: []string{strings.Repeat("x", lineChars-1) + "…"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, wrap(tc.in)); diff != "" {
+			if diff := cmp.Diff(tc.want, wrap(tc.in, maxLines)); diff != "" {
 				t.Errorf("wrap (-want +got):\n%s", diff)
 			}
 		})

@@ -61,9 +61,9 @@ func newBrowser(t testing.TB) context.Context {
 	return ctx
 }
 
-// artifactDir is where screenshots go: $WAVECD_ARTIFACTS or _artifacts/
-// at the repository root (ignored by Git).
-func artifactDir(t testing.TB) string {
+// artifactDir is where screenshots go: sub under $WAVECD_ARTIFACTS or
+// _artifacts/ at the repository root (ignored by Git).
+func artifactDir(t testing.TB, sub string) string {
 	t.Helper()
 	dir := os.Getenv("WAVECD_ARTIFACTS")
 	if dir == "" {
@@ -73,7 +73,7 @@ func artifactDir(t testing.TB) string {
 		}
 		dir = filepath.Join(root, "_artifacts")
 	}
-	dir = filepath.Join(dir, "browser")
+	dir = filepath.Join(dir, sub)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestBrowserDriftAndSync(t *testing.T) {
 		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == "Healthy" && a.Operation == nil
 	})
 
-	b := &browserSteps{t: t, ctx: browser, dir: artifactDir(t)}
+	b := &browserSteps{t: t, ctx: browser, dir: artifactDir(t, "browser")}
 	b.run("login", 30*time.Second,
 		chromedp.Navigate(h.base+"/applications"),
 		chromedp.WaitVisible(chromedp.CSS("#login-form")),

@@ -2,12 +2,15 @@ package server
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 // Annotations the pictures read from an Application.
@@ -55,6 +58,62 @@ type member struct {
 	Depth int
 	// Children are sorted by wave, then name.
 	Children []*member
+	// Hold is the stall that holds the app, nil when none does.
+	Hold *hold
+}
+
+// hold is a stall that holds an app: its own sync's (SyncStalled), or its
+// parent's, whose stalled wave waits on it.
+type hold struct {
+	// Reason says why, without "stalled: ".
+	Reason string
+	Since  time.Time
+	// Own is set for the app's own stall; otherwise Parent's wave Wave
+	// waits on the app.
+	Own    bool
+	Parent string
+	Wave   int
+}
+
+// text is the stall as the pictures say it: the parent's wave an app
+// holds, or its own wave, what that waits on and why.
+func (h *hold) text(app string) string {
+	if !h.Own {
+		return fmt.Sprintf("holds wave %d of %s: %s", h.Wave, h.Parent, h.Reason)
+	}
+	return strings.Replace(h.Reason, " of "+app+" waits on ", " waits on ", 1)
+}
+
+// markHolds records the stalls of mb and of the children its stalled
+// wave waits on; parents are visited before their children, so a child's
+// own stall wins.
+func (mb *member) markHolds() {
+	if c := condition(mb.App, v1alpha1.ApplicationConditionSyncStalled); c != nil {
+		mb.Hold = &hold{Reason: strings.TrimPrefix(c.Message, "stalled: "), Own: true}
+		if c.LastTransitionTime != nil {
+			mb.Hold.Since = c.LastTransitionTime.Time
+		}
+	}
+	st := runningState(mb.App.Status.OperationState)
+	if st == nil || st.Stalled == "" || mb.Hold == nil {
+		return
+	}
+	for _, t := range st.Tasks {
+		if t.SyncPhase != st.SyncPhase || t.Wave != st.Wave || !appclient.IsApplication(t.Group, t.Kind) ||
+			(t.Phase != wsync.TaskApplied && t.Phase != wsync.TaskRunning) {
+			continue
+		}
+		for _, c := range mb.Children {
+			if c.App.Name != t.Name || c.Set != "" {
+				continue
+			}
+			reason := st.Stalled
+			if _, after, ok := strings.Cut(reason, " Application "+c.App.Name+": "); ok {
+				reason = after
+			}
+			c.Hold = &hold{Reason: reason, Since: mb.Hold.Since, Parent: mb.App.Name, Wave: st.Wave}
+		}
+	}
 }
 
 // tree returns the app named root with the apps under it; nil when the
@@ -86,6 +145,7 @@ func (f *family) tree(root string) *member {
 			return cmp.Or(cmp.Compare(a.Wave, b.Wave), strings.Compare(a.App.Name, b.App.Name))
 		})
 	}
+	m.walk((*member).markHolds)
 	return m
 }
 

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/diagram"
 )
 
@@ -31,6 +32,8 @@ type familyCase struct {
 		Edges    []string `json:"edges"`
 		Timeline []string `json:"timeline"`
 		Lines    []string `json:"lines"`
+		// Waits is what the graph says each app waits on, when set.
+		Waits map[string]string `json:"waits"`
 	} `json:"want"`
 }
 
@@ -67,6 +70,17 @@ func TestFamilyPictures(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.Want.Edges, edges, opts); diff != "" {
 				t.Errorf("graph edges (-want +got):\n%s", diff)
+			}
+			for name, want := range tc.Want.Waits {
+				var got string
+				m.walk(func(mb *member) {
+					if mb.App.Name == name {
+						got = appNode(mb).Lines[0]
+					}
+				})
+				if got != want {
+					t.Errorf("%s's node says %q, want %q", name, got, want)
+				}
 			}
 			rows, lines := timelineText(m, tc.Now)
 			if diff := cmp.Diff(tc.Want.Timeline, rows, opts); diff != "" {
@@ -204,5 +218,54 @@ func TestGraphFoldsQuietApps(t *testing.T) {
 	}
 	if !slices.ContainsFunc(g.Columns[1].Nodes, func(n diagram.Node) bool { return strings.Contains(n.Class, "stalled") }) {
 		t.Errorf("the stalled app does not stand out: %+v", g.Columns[1].Nodes)
+	}
+}
+
+// TestResourceGraph lays out each tree of testdata/resgraph and checks
+// the columns (kinds, then nodes) and the edges.
+func TestResourceGraph(t *testing.T) {
+	files, err := filepath.Glob("testdata/resgraph/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/resgraph: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc struct {
+				App   string                   `json:"app"`
+				Nodes []appclient.ResourceNode `json:"nodes"`
+				Want  struct {
+					Columns []string `json:"columns"`
+					Edges   []string `json:"edges"`
+				} `json:"want"`
+			}
+			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			g, left := resourceGraph(&appclient.ApplicationTree{Nodes: tc.Nodes}, tc.App)
+			var cols, edges []string
+			for _, c := range g.Columns {
+				var nodes []string
+				for _, n := range c.Nodes {
+					nodes = append(nodes, n.Kind+" "+n.Name)
+				}
+				cols = append(cols, c.Label+": "+strings.Join(nodes, ", "))
+			}
+			for _, e := range g.Edges {
+				edges = append(edges, fmt.Sprintf("%s -> %s %s", e.From, e.To, e.Kind))
+			}
+			if diff := cmp.Diff(tc.Want.Columns, cols); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.Want.Edges, edges); diff != "" {
+				t.Errorf("edges (-want +got):\n%s", diff)
+			}
+			if left != 0 {
+				t.Errorf("%d objects left out", left)
+			}
+		})
 	}
 }

@@ -175,10 +175,11 @@ type appStatus struct {
 	stalled                 bool
 }
 
-func appStatusOf(app *v1alpha1.Application) appStatus {
+func appStatusOf(mb *member) appStatus {
+	app := mb.App
 	s := appStatus{
 		health: cmp.Or(string(app.Status.Health.Status), "Unknown"), sync: cmp.Or(string(app.Status.Sync.Status), "Unknown"),
-		waits: waitsOn(app), stalled: condition(app, v1alpha1.ApplicationConditionSyncStalled) != nil,
+		waits: waitsOn(mb), stalled: mb.Hold != nil,
 	}
 	if op := app.Status.OperationState; op != nil && (app.Operation != nil || !op.Phase.Completed()) {
 		s.op = "Syncing"
@@ -197,7 +198,7 @@ func (s appStatus) quiet() bool {
 // appNode is one app's box: wave, health, sync, a running or failed sync,
 // and what it waits on or why it stalled.
 func appNode(mb *member) diagram.Node {
-	st := appStatusOf(mb.App)
+	st := appStatusOf(mb)
 	n := diagram.Node{ID: mb.App.Name, Kind: "app", Name: mb.App.Name, Href: appHref(mb.App.Name), Class: "h-" + st.health}
 	if mb.Parent != "" {
 		n.Badges = append(n.Badges, diagram.Badge{Text: fmt.Sprintf("wave %d", mb.Wave)})
@@ -212,10 +213,13 @@ func appNode(mb *member) diagram.Node {
 	case st.op != "":
 		n.Badges = append(n.Badges, diagram.Badge{Text: st.op, Class: "op-Failed"})
 	}
-	if st.waits != "" {
-		if !st.stalled {
-			n.Class += " waiting"
-		}
+	switch {
+	case st.stalled:
+		// The badge says stalled and the node is the app: the lines keep
+		// the wave, what it waits on and the scheduler's reason.
+		n.Lines, n.MaxLines = []string{mb.Hold.text(mb.App.Name)}, 6
+	case st.waits != "":
+		n.Class += " waiting"
 		n.Lines = []string{st.waits}
 	}
 	label := []string{"Application " + mb.App.Name}
@@ -234,7 +238,7 @@ func appNode(mb *member) diagram.Node {
 }
 
 func newGraphRow(mb *member, col int) graphRow {
-	st := appStatusOf(mb.App)
+	st := appStatusOf(mb)
 	r := graphRow{
 		Name: mb.App.Name, Href: appHref(mb.App.Name), Parent: mb.Parent, Set: mb.Set, Column: fmt.Sprint(col + 1),
 		DependsOn: strings.Join(dependsOn(mb.App), ", "), Health: st.health, Sync: st.sync, Operation: st.op,
@@ -257,7 +261,7 @@ type appGroup struct {
 // groupKey is the group a quiet app may fold into; "" when it has
 // something to say or is the root.
 func groupKey(mb *member, col int) string {
-	if mb.Parent == "" || !appStatusOf(mb.App).quiet() || len(mb.Children) > 0 {
+	if mb.Parent == "" || !appStatusOf(mb).quiet() || len(mb.Children) > 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d-%s-%s", col, mb.Parent, mb.Set)
@@ -331,7 +335,7 @@ func graphDesc(m *member, members []*member, columns int) string {
 	counts := map[string]int{}
 	var stalled []string
 	for _, mb := range members[1:] {
-		st := appStatusOf(mb.App)
+		st := appStatusOf(mb)
 		counts[st.health]++
 		if st.stalled {
 			stalled = append(stalled, mb.App.Name)

@@ -17,38 +17,43 @@ const maxGraphResources = 200
 // managed objects (a child Application is one node, linked to its page),
 // what they own (ReplicaSets, EndpointSlices), what those own (Pods);
 // owners joined to what they own, endpoint slices to the pods they route
-// to. It also returns how many objects it left out.
+// to, which sit right of them. It also returns how many objects it left
+// out.
 func newResourceGraph(tree *appclient.ApplicationTree, app string) (template.HTML, int, error) {
+	g, left := resourceGraph(tree, app)
+	if len(g.Columns) == 0 {
+		return "", 0, nil
+	}
+	svg, err := g.SVG()
+	return svg, left, err
+}
+
+// resourceGraph lays out newResourceGraph's graph.
+func resourceGraph(tree *appclient.ApplicationTree, app string) (diagram.Graph, int) {
 	depth := map[string]int{}
-	var cols [][]diagram.Node
-	var kinds [][]string
+	var nodes []appclient.ResourceNode
 	var edges []diagram.Edge
 	left := 0
 	for _, n := range tree.Nodes {
 		if n.App != app {
 			continue
 		}
-		id := resourceID(n.ResourceRef)
-		d := 0
+		id, d := resourceID(n.ResourceRef), 0
 		if len(n.ParentRefs) > 0 {
 			pd, ok := depth[resourceID(n.ParentRefs[0])]
 			if !ok {
 				continue // below a child app: on the child's page
 			}
 			d = pd + 1
-			edges = append(edges, diagram.Edge{From: resourceID(n.ParentRefs[0]), To: id, Kind: diagram.Parent})
 		}
 		if len(depth) == maxGraphResources {
 			left++
 			continue
 		}
 		depth[id] = d
-		for len(cols) <= d {
-			cols, kinds = append(cols, nil), append(kinds, nil)
-		}
-		cols[d] = append(cols[d], resourceNode(n, id))
-		if !slices.Contains(kinds[d], n.Kind) {
-			kinds[d] = append(kinds[d], n.Kind)
+		nodes = append(nodes, n)
+		if len(n.ParentRefs) > 0 {
+			edges = append(edges, diagram.Edge{From: resourceID(n.ParentRefs[0]), To: id, Kind: diagram.Parent})
 		}
 		if n.NetworkingInfo != nil {
 			for _, t := range n.NetworkingInfo.TargetRefs {
@@ -56,16 +61,32 @@ func newResourceGraph(tree *appclient.ApplicationTree, app string) (template.HTM
 			}
 		}
 	}
-	if len(cols) == 0 {
-		return "", 0, nil
+	if len(nodes) == 0 {
+		return diagram.Graph{}, 0
+	}
+	for _, e := range edges { // a routed pod sits right of its endpoints
+		if d, ok := depth[e.To]; ok && e.Kind == diagram.Routes && d <= depth[e.From] {
+			depth[e.To] = depth[e.From] + 1
+		}
+	}
+	var cols [][]diagram.Node
+	var kinds [][]string
+	for _, n := range nodes {
+		d := depth[resourceID(n.ResourceRef)]
+		for len(cols) <= d {
+			cols, kinds = append(cols, nil), append(kinds, nil)
+		}
+		cols[d] = append(cols[d], resourceNode(n, resourceID(n.ResourceRef)))
+		if !slices.Contains(kinds[d], n.Kind) {
+			kinds[d] = append(kinds[d], n.Kind)
+		}
 	}
 	g := diagram.Graph{ID: "resource-graph", Label: "Resources of " + app + " by owner", Edges: edges}
 	for d, c := range cols {
-		g.Columns = append(g.Columns, diagram.Column{Label: kindsLabel(kinds[d]), Nodes: c})
+		g.Columns = append(g.Columns, diagram.Column{Label: kindsLabel(d, kinds[d]), Nodes: c})
 	}
-	g.Desc = fmt.Sprintf("%d objects of %s in %d columns: managed objects, then what each owns.", len(depth), app, len(cols))
-	svg, err := g.SVG()
-	return svg, left, err
+	g.Desc = fmt.Sprintf("%d objects of %s in %d columns: managed objects, then what each owns.", len(nodes), app, len(cols))
+	return g, left
 }
 
 // resourceID names an object in the graph: its UID, or its kind and name
@@ -113,10 +134,13 @@ func resourceNode(n appclient.ResourceNode, id string) diagram.Node {
 	return node
 }
 
-// kindsLabel names a column by the kinds in it.
-func kindsLabel(kinds []string) string {
-	if len(kinds) > 3 {
-		return fmt.Sprintf("%d kinds", len(kinds))
+// kindsLabel names the column of depth d by the kinds in it.
+func kindsLabel(d int, kinds []string) string {
+	switch {
+	case len(kinds) <= 3:
+		return strings.Join(kinds, " · ")
+	case d == 0:
+		return "managed objects"
 	}
-	return strings.Join(kinds, " · ")
+	return "owned objects"
 }

@@ -193,7 +193,7 @@ func appRow(mb *member, origin, now time.Time) (diagram.Row, timelineEntry) {
 	}
 	health, sync := cmp.Or(string(app.Status.Health.Status), "Unknown"), cmp.Or(string(app.Status.Sync.Status), "Unknown")
 	notes := []string{app.Name + ": " + sync + " " + health}
-	e.Waits = waitsOn(app)
+	e.Waits = waitsOn(mb)
 	op := app.Status.OperationState
 	if op == nil {
 		e.Phase = "not synced yet"
@@ -222,6 +222,9 @@ func appRow(mb *member, origin, now time.Time) (diagram.Row, timelineEntry) {
 	}
 	if e.HealthAt != "" {
 		notes = append(notes, "Healthy "+e.HealthAt)
+	}
+	if h := mb.Hold; h != nil && !h.Own && !h.Since.IsZero() {
+		holdSegments(&row, seconds(h.Since, origin), h.text(app.Name))
 	}
 	row.Marks = append(row.Marks, syncMarks(syncItems(app, op), origin, now)...)
 	row.Title = strings.Join(append(notes, e.Waits), "\n")
@@ -261,12 +264,31 @@ func runningSegments(row *diagram.Row, app *v1alpha1.Application, start, end flo
 	return []diagram.Segment{{From: start, To: at, Phase: diagram.Syncing}, {From: at, To: end, Phase: diagram.Stalled}}
 }
 
-// waitsOn says what the app waits on: its stall, the running sync's
-// wait, its dependencies, or why its sync failed; "" when nothing.
-func waitsOn(app *v1alpha1.Application) string {
-	if c := condition(app, v1alpha1.ApplicationConditionSyncStalled); c != nil {
-		return c.Message
+// holdSegments hatches a row from the time its parent's wave stalled on
+// it.
+func holdSegments(row *diagram.Row, at float64, why string) {
+	n := len(row.Segments)
+	if n == 0 || row.Segments[n-1].To <= at {
+		return
 	}
+	last := &row.Segments[n-1]
+	from := math.Max(at, last.From)
+	stalled := diagram.Segment{From: from, To: last.To, Phase: diagram.Stalled}
+	if last.To = from; last.To <= last.From {
+		row.Segments = row.Segments[:n-1]
+	}
+	row.Segments = append(row.Segments, stalled)
+	row.Marks = append(row.Marks, diagram.Mark{At: from, Kind: diagram.MarkStall, Label: why})
+}
+
+// waitsOn says what the app waits on: the stall that holds it, the
+// running sync's wait, its dependencies, or why its sync failed; ""
+// when nothing.
+func waitsOn(mb *member) string {
+	if mb.Hold != nil {
+		return "stalled: " + mb.Hold.text(mb.App.Name)
+	}
+	app := mb.App
 	op := app.Status.OperationState
 	if op != nil && (op.Phase == v1alpha1.OperationRunning || op.Phase == v1alpha1.OperationTerminating) && op.Message != "" {
 		return op.Message

@@ -143,9 +143,11 @@
     // The page's own query (resources view, unfolded apps) stays on reloads.
     const params = new URLSearchParams(location.search);
     params.set("partial", "1");
+    let shown = null;
     const reload = throttled(async function () {
       const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "?" + params.toString());
-      if (html === null) return;
+      if (html === null || html === shown) return;
+      shown = html;
       keepState(liveBox, function () { liveBox.innerHTML = html; });
       const box = liveBox.querySelector(".app-live");
       const sync = box.dataset.sync;
