@@ -12,27 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// fixtures returns the YAML files of a testdata folder, by case name.
-func fixtures(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in testdata/%s: %v", dir, err)
-	}
-	out := map[string][]byte{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = b
-	}
-	return out
-}
 
 // golden compares got with testdata/<dir>/<name>.svg, rewriting it with
 // -update, and checks that it is well-formed XML.
@@ -64,7 +48,7 @@ func golden(t *testing.T, dir, name, got string) {
 // TestGanttGolden draws each chart of testdata/gantt and compares it with
 // the .svg file beside it.
 func TestGanttGolden(t *testing.T) {
-	for name, b := range fixtures(t, "gantt") {
+	for name, b := range testenv.Fixtures(t, "gantt") {
 		t.Run(name, func(t *testing.T) {
 			var f struct {
 				CriticalPath bool  `json:"criticalPath"`
@@ -89,7 +73,7 @@ func TestGanttGolden(t *testing.T) {
 }
 
 func TestSeriesGolden(t *testing.T) {
-	for name, b := range fixtures(t, "series") {
+	for name, b := range testenv.Fixtures(t, "series") {
 		t.Run(name, func(t *testing.T) {
 			var f struct {
 				Series Series `json:"series"`

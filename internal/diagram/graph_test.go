@@ -6,12 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestGraphGolden draws each graph of testdata/graph and compares it with
 // the .svg file beside it.
 func TestGraphGolden(t *testing.T) {
-	for name, b := range fixtures(t, "graph") {
+	for name, b := range testenv.Fixtures(t, "graph") {
 		t.Run(name, func(t *testing.T) {
 			var f struct {
 				Graph Graph `json:"graph"`

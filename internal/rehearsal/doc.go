@@ -33,7 +33,8 @@
 // nothing changes at all), timed out otherwise; the Report (report.go) holds
 // each run's verdict, reason, apps and node and pod counts (sampler.go), and
 // prints as a text summary, JSON, or a self-contained HTML page with
-// timeline charts (chart.go, report_html.go).
+// timeline charts (report_html.go; chart.go turns a run into the charts
+// internal/diagram draws, as the web UI draws a live sync).
 //
 // What the package does not own: reconciling Applications and deciding
 // that a sync stalled (internal/controller, internal/sync), the local

@@ -13,32 +13,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/internal/diagram"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// fixtures returns the YAML files of a testdata folder, by case name.
-func fixtures(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in testdata/%s: %v", dir, err)
-	}
-	out := map[string][]byte{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = b
-	}
-	return out
-}
-
 // TestReportSummaryGolden prints the text summary of each report in
 // testdata/report and compares it with the .golden file beside it.
 func TestReportSummaryGolden(t *testing.T) {
-	for name, b := range fixtures(t, "report") {
+	for name, b := range testenv.Fixtures(t, "report") {
 		t.Run(name, func(t *testing.T) {
 			var rep Report
 			if err := yaml.UnmarshalStrict(b, &rep); err != nil {
@@ -88,7 +71,7 @@ type chartCase struct {
 
 // TestCharts checks what a run's records become in the timeline charts.
 func TestCharts(t *testing.T) {
-	for name, b := range fixtures(t, "chart") {
+	for name, b := range testenv.Fixtures(t, "chart") {
 		t.Run(name, func(t *testing.T) {
 			var tc chartCase
 			if err := yaml.UnmarshalStrict(b, &tc); err != nil {

@@ -57,6 +57,11 @@ func (a *API) allowedApps(ctx context.Context, s *session, enf *rbac.Enforcer, f
 	if err != nil {
 		return nil, err
 	}
+	return allowed(s, enf, res), nil
+}
+
+// allowed keeps the apps of res that s may get by enf.
+func allowed(s *session, enf *rbac.Enforcer, res *appclient.ListResult) *appclient.ListResult {
 	out := &appclient.ListResult{}
 	for i := range res.Apps {
 		if enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(&res.Apps[i])) {
@@ -64,7 +69,7 @@ func (a *API) allowedApps(ctx context.Context, s *session, enf *rbac.Enforcer, f
 			out.Raw = append(out.Raw, res.Raw[i])
 		}
 	}
-	return out, nil
+	return out
 }
 
 // listApps is GET /api/v1/applications: the apps the user may get.

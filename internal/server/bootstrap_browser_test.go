@@ -322,7 +322,7 @@ func TestBrowserHealthCheckBootstrap(t *testing.T) {
 			t.Errorf("the resource graph lacks %q: %s", want, text)
 		}
 	}
-	b.shoot("resource-graph", "#resources-panel")
+	b.shoot("resource-graph", "#resource-graph svg")
 }
 
 // homelabColumns are examples/homelab-waves' apps by wave column.

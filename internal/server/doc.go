@@ -57,13 +57,29 @@
 // and the UI reuses the API's own code paths (no second client). Pages:
 // login, the application tiles with health and sync badges and filters,
 // and the application page (summary, operation and what its wave waits
-// on, sync waves, resource tree, last sync timeline, history with
-// rollback, the app's latest events, the diff unified or side by side,
-// the sync dialog). The script keeps pages live: it listens to the
-// application event stream and re-renders the changed part (?partial=1)
-// within a fraction of a second, and calls the JSON API for sync, refresh
-// and rollback. Pages send a strict Content-Security-Policy (no inline
-// script or style).
+// on, the app-of-apps graph, sync waves, resources as a nested list or a
+// graph, the sync timeline, last sync, history with rollback, the app's
+// latest events, the diff unified or side by side, the sync dialog). The
+// script keeps pages live: it listens to the application event stream
+// (a parent app's page to every app's) and re-renders the changed part
+// (?partial=1) within a fraction of a second, keeping the focus, and
+// calls the JSON API for sync, refresh and rollback. Pages send a strict
+// Content-Security-Policy (no inline script or style).
+//
+// The pictures are server-side SVG drawn by internal/diagram (its CSS is
+// served as /assets/diagram.css). The app page reads every app the user
+// may see with one list (ui_family.go): an app's children are the
+// Applications its status.resources lists and those an ApplicationSet
+// there generated. The graph (ui_graph.go) puts the children of an app in
+// one column per wave, right of it and of what they depend on, marks
+// stalls (an app's own, and the child apps its stalled wave waits on) and
+// folds quiet apps past 60. The timeline (ui_timeline.go) reads each
+// app's current or last operation, health transition, SyncStalled
+// condition and the start and end the sync engine records per object and
+// hook; the resource graph (ui_resgraph.go) lays the resource tree out by
+// owner. Past 25 apps under a page, the resource list no longer nests the
+// child apps' objects, so the page stays fast. Every picture has a table
+// or list as its text alternative, and keyboard moves.
 //
 // What the package does not own: who a user is (internal/auth), what a
 // user may do (internal/rbac), rendering or diffing manifests

@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/diagram"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // familyCase is one case of testdata/family: apps as listed, the root,
@@ -40,16 +39,8 @@ type familyCase struct {
 // TestFamilyPictures reads each case's apps into a tree and checks where
 // each app sits, the graph's columns and edges, and the timeline's rows.
 func TestFamilyPictures(t *testing.T) {
-	files, err := filepath.Glob("testdata/family/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in testdata/family: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for name, b := range testenv.Fixtures(t, "family") {
+		t.Run(name, func(t *testing.T) {
 			var tc familyCase
 			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
 				t.Fatal(err)
@@ -224,16 +215,8 @@ func TestGraphFoldsQuietApps(t *testing.T) {
 // TestResourceGraph lays out each tree of testdata/resgraph and checks
 // the columns (kinds, then nodes) and the edges.
 func TestResourceGraph(t *testing.T) {
-	files, err := filepath.Glob("testdata/resgraph/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in testdata/resgraph: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for name, b := range testenv.Fixtures(t, "resgraph") {
+		t.Run(name, func(t *testing.T) {
 			var tc struct {
 				App   string                   `json:"app"`
 				Nodes []appclient.ResourceNode `json:"nodes"`

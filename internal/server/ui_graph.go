@@ -33,22 +33,8 @@ type graphRow struct {
 	Stalled                               bool
 }
 
-// newGraphView draws the apps under m by wave, left to right; nil when
-// m has no child apps.
-func newGraphView(m *member, expand bool) (*graphView, error) {
-	g, v := appGraph(m, expand)
-	if v == nil {
-		return nil, nil
-	}
-	svg, err := g.SVG()
-	if err != nil {
-		return nil, err
-	}
-	v.SVG = svg
-	return v, nil
-}
-
-// appGraph lays out newGraphView's graph and its table.
+// appGraph lays out the apps under m by wave, left to right, and their
+// table; no view when m has no child apps.
 func appGraph(m *member, expand bool) (diagram.Graph, *graphView) {
 	if len(m.Children) == 0 {
 		return diagram.Graph{}, nil

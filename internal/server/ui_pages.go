@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/rbac"
@@ -142,7 +146,7 @@ const maxNestedApps = 25
 // the live part only; ?resources=graph draws the resources; ?expand=all
 // unfolds a large tree's folded apps.
 func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
-	m, enf, err := u.appFamily(r, s, r.PathValue("name"))
+	m, enf, listed, err := u.appFamily(r, s, r.PathValue("name"))
 	if err != nil {
 		u.renderError(w, r, s, statusOf(err), err)
 		return
@@ -162,7 +166,7 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 	} else {
 		v.Events = eventRows(events.Items, maxEventRows)
 	}
-	if err := v.draw(r.Context(), u.api.appClient(s), m, t); err != nil {
+	if err := v.draw(r.Context(), &appclient.ResourceTree{Client: u.api.appClient(s), Reader: listed}, m, t); err != nil {
 		v.Error = err.Error()
 	}
 	tmpl := "app.html"
@@ -181,37 +185,66 @@ func managesApps(app *v1alpha1.Application) bool {
 }
 
 // appFamily reads the app named name and the apps under it, with one list
-// of the apps s may get.
-func (u *ui) appFamily(r *http.Request, s *session, name string) (*member, *rbac.Enforcer, error) {
+// of the apps s may get. It also returns a reader that serves that list
+// to the resource tree, which would read it again.
+func (u *ui) appFamily(r *http.Request, s *session, name string) (*member, *rbac.Enforcer, client.Reader, error) {
 	enf, err := u.api.enforcer(r.Context())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	res, err := u.api.allowedApps(r.Context(), s, enf, appclient.List{})
+	all, err := (&appclient.List{Client: u.api.appClient(s)}).Run(r.Context())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if m := newFamily(res.Apps).tree(name); m != nil {
-		return m, enf, nil
+	if m := newFamily(allowed(s, enf, all).Apps).tree(name); m != nil {
+		return m, enf, listedApps{Reader: u.api.opts.Kube, namespace: u.api.opts.Namespace, apps: all.Raw}, nil
 	}
 	// Not listed: missing, or not the user's to see; the read says which.
 	t, err := u.api.appTree(r.Context(), s, enf, name)
 	if err == nil {
 		err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, appObject(t.App), s)
 	}
-	return nil, nil, err
+	return nil, nil, nil, err
+}
+
+// listedApps serves the Applications of one namespace, unfiltered, from a
+// list read for this page, and everything else from Reader.
+type listedApps struct {
+	client.Reader
+	namespace string
+	apps      []*unstructured.Unstructured
+}
+
+func (l listedApps) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	u, ok := list.(*unstructured.UnstructuredList)
+	if !ok || u.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind + "List"}) ||
+		o.Namespace != l.namespace || o.LabelSelector != nil || o.FieldSelector != nil || o.Limit != 0 {
+		return l.Reader.List(ctx, list, opts...)
+	}
+	u.Items = make([]unstructured.Unstructured, len(l.apps))
+	for i, a := range l.apps {
+		u.Items[i] = *a // the tree only reads them
+	}
+	return nil
 }
 
 // draw reads the resource tree and draws the page's pictures.
-func (v *appView) draw(ctx context.Context, c *appclient.Client, m *member, t *appclient.AppTree) error {
+func (v *appView) draw(ctx context.Context, rt *appclient.ResourceTree, m *member, t *appclient.AppTree) error {
 	var err error
-	if v.Graph, err = newGraphView(m, v.Expand); err != nil {
-		return err
+	if g, gv := appGraph(m, v.Expand); gv != nil {
+		if gv.SVG, err = g.SVG(); err != nil {
+			return err
+		}
+		v.Graph = gv
 	}
-	if v.Timeline, err = newTimelineView(m, v.Expand, time.Now()); err != nil {
-		return err
+	if tv, g := syncTimeline(m, v.Expand, time.Now()); tv != nil {
+		if tv.SVG, err = g.SVG(); err != nil {
+			return err
+		}
+		v.Timeline = tv
 	}
-	tree, err := (&appclient.ResourceTree{Client: c}).Build(ctx, t)
+	tree, err := rt.Build(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -107,23 +107,9 @@ type timelineEntry struct {
 	ended float64
 }
 
-// newTimelineView draws m's current or last sync and those of the apps
-// under it (of m's own objects when it has no child apps), up to now; nil
-// when none has synced.
-func newTimelineView(m *member, expand bool, now time.Time) (*timelineView, error) {
-	v, g := syncTimeline(m, expand, now)
-	if v == nil {
-		return nil, nil
-	}
-	svg, err := g.SVG()
-	if err != nil {
-		return nil, err
-	}
-	v.SVG = svg
-	return v, nil
-}
-
-// syncTimeline lays out the rows of newTimelineView's chart.
+// syncTimeline lays out the chart of m's current or last sync and those
+// of the apps under it (of m's own objects when it has no child apps), up
+// to now; no view when none has synced.
 func syncTimeline(m *member, expand bool, now time.Time) (*timelineView, diagram.Gantt) {
 	var members []*member
 	origin := time.Time{}
