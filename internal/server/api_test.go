@@ -510,8 +510,8 @@ func TestAPIManagedResourcesMasksSecrets(t *testing.T) {
 	if data["other"] != "++++++++" || data["password"] != "+++++++++" || data["token"] != data["password"] {
 		t.Errorf("masked secret data %v, want equal values with equal masks", data)
 	}
-	if len(out.Items) != 3 {
-		t.Errorf("items %+v", out.Items)
+	if len(out.Items) != 4 {
+		t.Errorf("items %+v, want the Deployment, Secret, Service and child app", out.Items)
 	}
 }
 

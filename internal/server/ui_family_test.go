@@ -33,6 +33,8 @@ type familyCase struct {
 		Lines    []string `json:"lines"`
 		// Waits is what the graph says each app waits on, when set.
 		Waits map[string]string `json:"waits"`
+		// Titles are lines of timeline rows' hover text, by row.
+		Titles map[string][]string `json:"titles"`
 	} `json:"want"`
 }
 
@@ -71,6 +73,16 @@ func TestFamilyPictures(t *testing.T) {
 				})
 				if got != want {
 					t.Errorf("%s's node says %q, want %q", name, got, want)
+				}
+			}
+			if len(tc.Want.Titles) > 0 {
+				_, g := syncTimeline(m, false, tc.Now)
+				for _, r := range g.Rows {
+					for _, want := range tc.Want.Titles[r.ID] {
+						if !slices.Contains(strings.Split(r.Title, "\n"), want) {
+							t.Errorf("row %s's title %q lacks the line %q", r.ID, r.Title, want)
+						}
+					}
 				}
 			}
 			rows, lines := timelineText(m, tc.Now)

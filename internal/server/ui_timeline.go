@@ -194,6 +194,9 @@ func appRow(mb *member, origin, now time.Time) (diagram.Row, timelineEntry) {
 	}
 	e.ended = end
 	notes = append(notes, fmt.Sprintf("sync %s, started %s (%s)", op.Phase, op.StartedAt.Local().Format(time.TimeOnly), e.Started))
+	if row.Created >= 0 && start-row.Created >= 1 {
+		notes = append(notes, "waited "+diagram.Duration(start-row.Created)+" from its creation "+waitedFor(mb))
+	}
 	switch op.Phase {
 	case v1alpha1.OperationFailed, v1alpha1.OperationError:
 		row.Segments = []diagram.Segment{{From: start, To: end, Phase: diagram.Failed}}
@@ -248,6 +251,17 @@ func runningSegments(row *diagram.Row, app *v1alpha1.Application, start, end flo
 	at := math.Min(math.Max(seconds(c.LastTransitionTime.Time, origin), start), end)
 	row.Marks = append(row.Marks, diagram.Mark{At: at, Kind: diagram.MarkStall, Label: c.Message})
 	return []diagram.Segment{{From: start, To: at, Phase: diagram.Syncing}, {From: at, To: end, Phase: diagram.Stalled}}
+}
+
+// waitedFor says what an app's sync waited for after the app was created.
+func waitedFor(mb *member) string {
+	if deps := dependsOn(mb.App); len(deps) > 0 {
+		return "for its dependencies " + strings.Join(deps, ", ")
+	}
+	if mb.Parent != "" {
+		return fmt.Sprintf("in wave %d of %s", mb.Wave, mb.Parent)
+	}
+	return "to its sync"
 }
 
 // holdSegments hatches a row from the time its parent's wave stalled on
