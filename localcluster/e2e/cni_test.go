@@ -23,8 +23,7 @@ const groupsConfig = `nodeGroups:
   count: 1
   labels:
     eks.amazonaws.com/compute-type: fargate
-  annotations:
-    localcluster.wavecd.io/cni-ready: "true"
+  cniReady: true
   taints:
   - key: eks.amazonaws.com/compute-type
     value: fargate

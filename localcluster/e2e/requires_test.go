@@ -76,8 +76,8 @@ func assertCrashLoop(t *testing.T, p *corev1.Pod, uid types.UID) {
 		t.Errorf("waiting state %+v, want CrashLoopBackOff with message %q", cs.State.Waiting, wantMsg)
 	}
 	term := cs.LastTerminationState.Terminated
-	if term == nil || term.Reason != "Error" || term.ExitCode != 1 || !strings.Contains(term.Message, "redis.cache:6379") {
-		t.Errorf("last termination %+v, want Error, exit code 1, naming redis.cache:6379", term)
+	if term == nil || term.Reason != "Error" || term.ExitCode != 1 || !strings.Contains(term.Message, "needs Service cache/redis:6379 (from annotation localcluster.wavecd.io/requires), not created yet") {
+		t.Errorf("last termination %+v, want Error, exit code 1, naming cache/redis:6379", term)
 	}
 	if cs.Ready || p.Status.Phase != corev1.PodRunning {
 		t.Errorf("crash-looping pod: phase %s, container ready %v; want Running, not ready", p.Status.Phase, cs.Ready)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ type startFlags struct {
 	configFile string
 	shorthand  config.Flags
 	processes  []string
+	timeScale  float64
 	detach     bool
 	timeout    time.Duration
 }
@@ -74,18 +76,32 @@ running in the background until "wavecd-localcluster stop --dir DIR".
 In CNI mode (cni.agentSelector or --cni-agent-selector) nodes stay NotReady,
 as without a CNI plugin, until a pod matching the selector runs on them.
 
-Pods can shape their simulated lifecycle with annotations, for example
-pod-ready.stage.kwok.x-k8s.io/delay: "10s" or
-localcluster.wavecd.io/requires: "redis.cache:6379" (crash-loops until that
-Service has a ready endpoint).
+Pods behave as their specs say, as a kubelet would run them: Ready after
+their startupProbe and readinessProbe timings; crash-looping (CrashLoopBackOff)
+while a Service their command, args or env names has no ready endpoint; Job
+pods complete after a short run time. Admission webhooks and APIServices
+backed by a Service answer only while it has a ready endpoint. The config
+file can say what a spec cannot (all optional):
 
-A pod annotated localcluster.wavecd.io/process: NAME is backed by a real
-process on this machine, run while the pod would run, with a kubeconfig of
-the pod's ServiceAccount in $KUBECONFIG. Built-in names: karpenter (the
+  workloads:                         # overrides by namespace, name, selector
+  - {namespace: db, selector: app=pg, readyAfter: 20s}
+  - {name: migrate, runTime: 30s, exitCode: 1}
+  ingressController:                 # LoadBalancer Services and Ingresses get an address
+    addresses: [203.0.113.10]
+  nodeStartup: 30s                   # nodes a provisioner makes take this to boot
+
+--time-scale 0.1 runs every simulated delay ten times faster.
+
+A pod annotated localcluster.wavecd.io/process: NAME, or running an image of
+the definition NAME, is backed by a real process on this machine, run while
+the pod would run, with a kubeconfig of the pod's ServiceAccount in
+$KUBECONFIG. Built-in names: karpenter (the
 karpenter-kwok binary next to this one, or in PATH) and wavecd (likewise).
 Define more, or lay fields over the built-ins, in the config file:
 
   processes:
+    karpenter:
+      images: [public.ecr.aws/karpenter/controller]   # pods running this image run the process
     whoami:
       command: [/bin/sh, ./whoami.sh]   # replaces the container's command
       args: [--verbose]                 # after the container's args
@@ -128,6 +144,8 @@ func newStartCommand(out io.Writer) *cobra.Command {
 		"CNI mode: nodes are NotReady until a pod matching this label selector runs on them (e.g. k8s-app=calico-node)")
 	cmd.Flags().StringArrayVar(&f.processes, "process", nil,
 		"NAME=COMMAND: the executable of process-backed pods annotated localcluster.wavecd.io/process: NAME (repeatable)")
+	cmd.Flags().Float64Var(&f.timeScale, "time-scale", 1,
+		"multiply every simulated delay (probe timings, back-off, run times, node start-up) by this factor, e.g. 0.1")
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background and return once the cluster is usable")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "with --detach, how long to wait for the cluster to be usable")
 	return cmd
@@ -151,6 +169,10 @@ func (f *startFlags) resolve(cmd *cobra.Command) (config.Config, error) {
 		f.processes[i] = name + "=" + p.Command[0] // absolute, for a detached start
 	}
 	cfg.Processes = config.MergeProcesses(config.BuiltinProcesses(besideSelf), cfg.Processes, fromFlags)
+	if f.timeScale <= 0 {
+		return config.Config{}, fmt.Errorf("--time-scale %g: want a factor above 0, such as 0.1", f.timeScale)
+	}
+	cfg.TimeScale = f.timeScale
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, err
 	}
@@ -218,6 +240,7 @@ func startDetached(cmd *cobra.Command, out io.Writer, f startFlags) error {
 	for _, p := range f.processes {
 		args = append(args, "--process", p)
 	}
+	args = append(args, "--time-scale", strconv.FormatFloat(f.timeScale, 'g', -1, 64))
 	st, err := cluster.StartDetached(cmd.Context(), f.dir, args, f.timeout)
 	if err != nil {
 		return err

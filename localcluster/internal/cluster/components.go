@@ -30,8 +30,36 @@ func apiServerArgs(l Layout, p Ports) []string {
 		"--profiling=false",
 		"--enable-priority-and-fairness=false",
 		"--event-ttl=1h",
+		// Webhooks and aggregated APIs reach a ready endpoint of their
+		// Service through the egress proxy (package network).
+		"--enable-aggregator-routing=true",
+		"--egress-selector-config-file=" + l.EgressConfig(),
 		"--v=1",
 	}
+}
+
+// apiServerEnv makes the cluster's CA the API server's system roots: the
+// ones it verifies a webhook or APIService without a caBundle against.
+func apiServerEnv(l Layout) []string { return []string{"SSL_CERT_FILE=" + l.PKI("ca.crt")} }
+
+// egressConfig sends the API server's connections to the cluster's
+// network to the egress proxy, over TLS (which the API server requires of
+// a TCP proxy; the proxy asks for no client certificate).
+func egressConfig(l Layout, p Ports) string {
+	return `apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      tcp:
+        url: https://127.0.0.1:` + strconv.Itoa(p.Egress) + `
+        tlsConfig:
+          caBundle: ` + strconv.Quote(l.PKI("ca.crt")) + `
+          clientCert: ` + strconv.Quote(l.PKI("apiserver.crt")) + `
+          clientKey: ` + strconv.Quote(l.PKI("apiserver.key")) + `
+`
 }
 
 func controllerManagerArgs(l Layout) []string {
@@ -70,12 +98,16 @@ func kwokArgs(l Layout) []string {
 	}
 }
 
-func workloadsArgs(l Layout, agentSelector string) []string {
+func workloadsArgs(l Layout, p Ports, agentSelector string) []string {
 	args := []string{
 		"--kubeconfig=" + l.Kubeconfig(),
 		"--processes=" + l.ProcessDefinitions(),
 		"--process-dir=" + l.Processes(),
 		"--process-log-dir=" + l.LogDir(),
+		"--simulation=" + l.Simulation(),
+		"--egress-listen=127.0.0.1:" + strconv.Itoa(p.Egress),
+		"--ca-cert=" + l.PKI("ca.crt"),
+		"--ca-key=" + l.PKI("ca.key"),
 	}
 	if agentSelector != "" {
 		args = append(args, "--cni-agent-selector="+agentSelector)

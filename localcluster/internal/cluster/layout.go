@@ -41,6 +41,13 @@ func (l Layout) ProcessDefinitions() string { return l.path("processes.json") }
 // Processes holds one working directory per process-backed pod.
 func (l Layout) Processes() string { return l.path("processes") }
 
+// Simulation is the profile's simulation settings handed to the workloads
+// controller.
+func (l Layout) Simulation() string { return l.path("simulation.json") }
+
+// EgressConfig is the API server's egress selector configuration.
+func (l Layout) EgressConfig() string { return l.path("egress.yaml") }
+
 // KWOKConfig is the stage configuration handed to KWOK.
 func (l Layout) KWOKConfig() string { return l.path("kwok.yaml") }
 
@@ -49,6 +56,9 @@ type Ports struct {
 	EtcdClient int `json:"etcdClient"`
 	EtcdPeer   int `json:"etcdPeer"`
 	APIServer  int `json:"apiServer"`
+	// Egress is the API server's egress proxy to the cluster (webhooks
+	// and aggregated APIs), served by the workloads controller.
+	Egress int `json:"egress"`
 }
 
 // State is what a running supervisor records about itself.

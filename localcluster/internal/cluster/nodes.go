@@ -12,10 +12,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wavecd/wavecd/localcluster/internal/config"
+	"github.com/wavecd/wavecd/localcluster/internal/stages"
 )
 
 // NodeGroupLabel names the node group a simulated node belongs to.
-const NodeGroupLabel = "localcluster.wavecd.io/node-group"
+const NodeGroupLabel = stages.NodeGroupLabel
 
 // fallbackNodeIP is the InternalIP KWOK gives nodes created without one
 // (by a provisioner such as Karpenter); the cluster's own nodes get
@@ -49,6 +50,9 @@ func groupNode(g config.NodeGroup, i int, ip string) (*corev1.Node, error) {
 	annotations := map[string]string{}
 	maps.Copy(annotations, g.Annotations)
 	annotations[NodeAnnotation] = "fake"
+	if g.CNIReady {
+		annotations[stages.CNIReadyAnnotation] = "true"
+	}
 	var taints []corev1.Taint
 	for _, t := range g.Taints {
 		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})

@@ -32,6 +32,8 @@ func TestGroupNode(t *testing.T) {
 			// KWOK must manage the node whatever the group says.
 			wantAnnot: map[string]string{"localcluster.wavecd.io/cni-ready": "true", NodeAnnotation: "fake"},
 		},
+		"ready without a CNI agent": {group: config.NodeGroup{Name: "fargate", Count: 1, CPU: "1", Memory: "1Gi", Pods: "1", CNIReady: true},
+			wantName: "fargate-0", wantAnnot: map[string]string{"localcluster.wavecd.io/cni-ready": "true", NodeAnnotation: "fake"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

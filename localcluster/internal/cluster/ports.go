@@ -58,8 +58,11 @@ func pickPorts(prev Ports) (Ports, error) {
 	if p.APIServer, err = pick(prev.APIServer); err != nil {
 		return p, err
 	}
+	if p.Egress, err = pick(prev.Egress); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
 // All lists every port.
-func (p Ports) All() []int { return []int{p.EtcdClient, p.EtcdPeer, p.APIServer} }
+func (p Ports) All() []int { return []int{p.EtcdClient, p.EtcdPeer, p.APIServer, p.Egress} }

@@ -22,7 +22,7 @@ type child struct {
 }
 
 // start runs `self component <name> args...` with its output in logPath.
-func startChild(starter *forkthread.Starter, name, logPath string, args []string) (*child, error) {
+func startChild(starter *forkthread.Starter, name, logPath string, args, env []string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
@@ -33,6 +33,9 @@ func startChild(starter *forkthread.Starter, name, logPath string, args []string
 	}
 	cmd := exec.Command(self, append([]string{ComponentCommand, name}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := starter.Start(cmd); err != nil {
 		_ = logFile.Close()

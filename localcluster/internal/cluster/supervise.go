@@ -112,7 +112,7 @@ func (s *supervisor) boot(ctx context.Context) error {
 		return err
 	}
 	s.logf("etcd ready on 127.0.0.1:%d", s.state.Ports.EtcdClient)
-	if err := s.spawn("kube-apiserver", apiServerArgs(s.layout, s.state.Ports)); err != nil {
+	if err := s.spawn("kube-apiserver", apiServerArgs(s.layout, s.state.Ports), apiServerEnv(s.layout)...); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(restConfig(s.pki, s.state.Ports.APIServer))
@@ -130,7 +130,7 @@ func (s *supervisor) boot(ctx context.Context) error {
 		"kube-controller-manager": controllerManagerArgs(s.layout),
 		"kube-scheduler":          schedulerArgs(s.layout),
 		"kwok":                    kwokArgs(s.layout),
-		"workloads":               workloadsArgs(s.layout, selector),
+		"workloads":               workloadsArgs(s.layout, s.state.Ports, selector),
 	} {
 		if err := s.spawn(name, args); err != nil {
 			return err
@@ -168,7 +168,8 @@ func (s *supervisor) prepareFiles() error {
 		return err
 	}
 	s.pki = pki
-	cfg, err := stages.Config(stages.Options{CNI: s.opts.Config.AgentSelector() != ""})
+	cfg, err := stages.Config(stages.Options{CNI: s.opts.Config.AgentSelector() != "",
+		NodeStartup: s.opts.Config.Scale(config.Duration(s.opts.Config.NodeStartup, 0))})
 	if err != nil {
 		return err
 	}
@@ -182,11 +183,21 @@ func (s *supervisor) prepareFiles() error {
 	if err := os.WriteFile(s.layout.ProcessDefinitions(), defs, 0o600); err != nil {
 		return fmt.Errorf("write process definitions: %w", err)
 	}
+	sim, err := json.MarshalIndent(s.opts.Config.Simulation(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode simulation settings: %w", err)
+	}
+	if err := os.WriteFile(s.layout.Simulation(), sim, 0o600); err != nil {
+		return fmt.Errorf("write simulation settings: %w", err)
+	}
+	if err := os.WriteFile(s.layout.EgressConfig(), []byte(egressConfig(s.layout, s.state.Ports)), 0o600); err != nil {
+		return fmt.Errorf("write egress configuration: %w", err)
+	}
 	return writeKubeconfig(s.layout, s.pki, s.state.Ports.APIServer)
 }
 
-func (s *supervisor) spawn(name string, args []string) error {
-	c, err := startChild(s.starter, name, s.layout.Log(name), args)
+func (s *supervisor) spawn(name string, args []string, env ...string) error {
+	c, err := startChild(s.starter, name, s.layout.Log(name), args, env)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/kwok/pkg/utils/signals"
 
 	"github.com/wavecd/wavecd/localcluster/internal/config"
+	"github.com/wavecd/wavecd/localcluster/internal/network"
 	"github.com/wavecd/wavecd/localcluster/internal/workloads"
 
 	_ "time/tzdata" // CronJob time zones
@@ -76,6 +77,10 @@ func runWorkloads(args []string) int {
 	definitions := flags.String("processes", "", "JSON file of the process definitions (process-backed pods)")
 	procDir := flags.String("process-dir", "", "directory of the processes' working directories; empty turns process-backed pods off")
 	logDir := flags.String("process-log-dir", "", "directory of the processes' logs")
+	simulation := flags.String("simulation", "", "JSON file of the simulation settings (workload overrides, ingress controller, time scale)")
+	egressListen := flags.String("egress-listen", "", "127.0.0.1 address of the API server's egress proxy; empty turns it off")
+	caCert := flags.String("ca-cert", "", "the cluster's CA certificate, to sign serving certificates of Services")
+	caKey := flags.String("ca-key", "", "the cluster's CA key")
 	if err := flags.Parse(args); err != nil {
 		log.Error("parse flags", "err", err)
 		return 2
@@ -98,9 +103,23 @@ func runWorkloads(args []string) int {
 			return 1
 		}
 	}
+	opts := workloads.Options{CNIAgentSelector: *selector, Processes: procs, Log: log}
+	if *simulation != "" {
+		if err := readJSON(*simulation, &opts.Simulation); err != nil {
+			log.Error("read simulation settings", "err", err)
+			return 1
+		}
+	}
+	if *egressListen != "" {
+		if opts.Egress.CA, err = network.LoadCA(*caCert, *caKey); err != nil {
+			log.Error("load the cluster's CA", "err", err)
+			return 1
+		}
+		opts.Egress.Listen = *egressListen
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := workloads.Run(ctx, client, workloads.Options{CNIAgentSelector: *selector, Processes: procs, Log: log}); err != nil {
+	if err := workloads.Run(ctx, client, opts); err != nil {
 		log.Error("workloads controller exited", "err", err)
 		return 1
 	}
@@ -108,15 +127,19 @@ func runWorkloads(args []string) int {
 }
 
 func readDefinitions(path string) (map[string]config.Process, error) {
+	var defs map[string]config.Process
+	return defs, readJSON(path, &defs)
+}
+
+func readJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var defs map[string]config.Process
-	if err := json.Unmarshal(b, &defs); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
 	}
-	return defs, nil
+	return nil
 }
 
 // runKWOK mirrors KWOK's own main: its configuration loader reads the

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -36,9 +38,32 @@ type Config struct {
 	// agent pod runs on them.
 	CNI *CNI `json:"cni,omitempty"`
 	// Processes define the host processes that back pods annotated
-	// localcluster.wavecd.io/process: NAME (see BuiltinProcesses for the
-	// names every cluster knows).
+	// localcluster.wavecd.io/process: NAME, or whose first container runs
+	// one of a definition's images (see BuiltinProcesses for the names
+	// every cluster knows).
 	Processes map[string]Process `json:"processes,omitempty"`
+	// NodeStartup is how long a node another component creates (a
+	// provisioner such as Karpenter) takes to turn Ready, as an instance
+	// boots; 0 by default.
+	NodeStartup *metav1.Duration `json:"nodeStartup,omitempty"`
+	// Workloads override how matching pods behave, where their specs cannot
+	// say it (see Workload).
+	Workloads []Workload `json:"workloads,omitempty"`
+	// IngressController, when set, gives LoadBalancer Services and Ingresses
+	// an address, as a cloud load balancer or an ingress controller does.
+	IngressController *IngressController `json:"ingressController,omitempty"`
+	// TimeScale multiplies every simulated delay (probe timings, back-off,
+	// run times, node start-up); 0 means 1. It is set by --time-scale, not
+	// by the file.
+	TimeScale float64 `json:"-"`
+}
+
+// Scale returns d multiplied by the time scale.
+func (c Config) Scale(d time.Duration) time.Duration {
+	if c.TimeScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * c.TimeScale)
 }
 
 // NodeGroup is a set of identical simulated nodes named <name>-<i>.
@@ -55,6 +80,9 @@ type NodeGroup struct {
 	// mode without an agent (a serverless-style group).
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Taints      []Taint           `json:"taints,omitempty"`
+	// CNIReady makes the group's nodes Ready in CNI mode without a CNI
+	// agent, as serverless nodes (Fargate) are.
+	CNIReady bool `json:"cniReady,omitempty"`
 }
 
 // Taint is a node taint as in a Node's spec.
@@ -196,6 +224,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, validateProcesses(c.Processes)...)
+	errs = append(errs, c.validateSimulation()...)
 	return errors.Join(errs...)
 }
 

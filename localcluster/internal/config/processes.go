@@ -42,6 +42,10 @@ type Process struct {
 	// FreePorts are environment variables set to a free 127.0.0.1 port at
 	// each start, for a process that would otherwise bind fixed ports.
 	FreePorts []string `json:"freePorts,omitempty"`
+	// Images back pods with this process when their first container runs
+	// one of them: a repository (any tag, public.ecr.aws/karpenter/controller)
+	// or a repository with its tag.
+	Images []string `json:"images,omitempty"`
 }
 
 // BuiltinProcesses are the definitions every cluster has. locate turns a
@@ -87,7 +91,50 @@ func (p Process) Overlay(o Process) Process {
 			out.FreePorts = append(out.FreePorts, name)
 		}
 	}
+	out.Images = slices.Clone(p.Images)
+	for _, img := range o.Images {
+		if !slices.Contains(out.Images, img) {
+			out.Images = append(out.Images, img)
+		}
+	}
 	return out
+}
+
+// ProcessForImage names the definition whose images include image, the
+// first by name when several do.
+func ProcessForImage(defs map[string]Process, image string) (string, bool) {
+	repo, tagged := imageRef(image)
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
+		for _, want := range defs[name].Images {
+			wantRepo, wantTagged := imageRef(want)
+			if wantTagged == wantRepo && wantRepo == repo || wantTagged != wantRepo && wantTagged == tagged {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// imageRef returns an image's repository and its repository:tag, with
+// Docker Hub's implicit registry and library/ spelled out and any digest
+// dropped: "redis:7" -> "docker.io/library/redis", "docker.io/library/redis:7".
+func imageRef(image string) (repo, tagged string) {
+	image, _, _ = strings.Cut(image, "@")
+	repo, tag := image, ""
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		repo, tag = image[:i], image[i+1:]
+	}
+	first, _, hasSlash := strings.Cut(repo, "/")
+	switch {
+	case !hasSlash:
+		repo = "docker.io/library/" + repo
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
+		repo = "docker.io/" + repo
+	}
+	if tag == "" {
+		return repo, repo
+	}
+	return repo, repo + ":" + tag
 }
 
 // MergeProcesses lays each layer's definitions over the earlier ones, name
@@ -150,6 +197,11 @@ func validateProcesses(m map[string]Process) []error {
 		for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 			if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
 				errs = append(errs, fmt.Errorf("%s.env: %q: %s", path, k, strings.Join(msgs, "; ")))
+			}
+		}
+		for i, img := range p.Images {
+			if img == "" || strings.ContainsAny(img, " \t") {
+				errs = append(errs, fmt.Errorf("%s.images[%d]: %q is not an image reference", path, i, img))
 			}
 		}
 		for i, k := range p.FreePorts {

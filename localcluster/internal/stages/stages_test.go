@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +13,16 @@ import (
 )
 
 func TestConfigHoldsEveryStage(t *testing.T) {
-	pods := []string{"pod-create", "pod-init-containers", "pod-ready", "pod-complete", "pod-fail", "pod-delete"}
 	tests := map[string]struct {
 		opts  Options
 		nodes []string
 	}{
 		"default":  {opts: Options{}, nodes: []string{"node-initialize", "node-heartbeat-with-lease"}},
 		"CNI mode": {opts: Options{CNI: true}, nodes: []string{"node-cni-not-ready", "node-initialize", "node-heartbeat-with-lease"}},
+		"node start-up": {opts: Options{NodeStartup: 5 * time.Second},
+			nodes: []string{"node-initialize", "node-initialize-provisioned", "node-heartbeat-with-lease"}},
+		"CNI mode and node start-up": {opts: Options{CNI: true, NodeStartup: 5 * time.Second},
+			nodes: []string{"node-cni-not-ready", "node-cni-not-ready-provisioned", "node-initialize", "node-heartbeat-with-lease"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -28,9 +30,8 @@ func TestConfigHoldsEveryStage(t *testing.T) {
 			for _, s := range loadStages(t, tc.opts) {
 				got = append(got, s.Name)
 			}
-			want := append(slices.Clone(tc.nodes), pods...)
-			if strings.Join(got, ",") != strings.Join(want, ",") {
-				t.Fatalf("stages = %v, want %v", got, want)
+			if strings.Join(got, ",") != strings.Join(tc.nodes, ",") {
+				t.Fatalf("stages = %v, want %v", got, tc.nodes)
 			}
 		})
 	}
@@ -82,79 +83,8 @@ func matching(t *testing.T, opts Options, kind string, obj metav1.Object) []stri
 	return names
 }
 
-type podState struct {
-	phase   corev1.PodPhase
-	podIP   string
-	ready   corev1.ConditionStatus
-	restart corev1.RestartPolicy
-	annot   map[string]string
-	deleted bool
-}
-
-func pod(s podState) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Annotations: s.annot},
-		Spec: corev1.PodSpec{NodeName: "n", RestartPolicy: s.restart,
-			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
-		Status: corev1.PodStatus{Phase: s.phase, PodIP: s.podIP},
-	}
-	if s.deleted {
-		p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1e9, 0)}
-	}
-	if s.podIP != "" {
-		p.Status.Conditions = []corev1.PodCondition{
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: s.ready},
-		}
-	}
-	return p
-}
-
-func TestPodStageMatches(t *testing.T) {
-	requires := map[string]string{RequiresAnnotation: "redis.ns:6379"}
-	process := map[string]string{ProcessAnnotation: "karpenter"}
-	tests := map[string]struct {
-		pod  podState
-		want []string
-	}{
-		"scheduled pod gets created": {podState{phase: corev1.PodPending, restart: corev1.RestartPolicyAlways}, []string{"pod-create"}},
-		"initialised pod turns ready": {podState{phase: corev1.PodPending, podIP: "10.0.0.1", ready: "False", restart: corev1.RestartPolicyAlways},
-			[]string{"pod-ready"}},
-		"pod with required services is left to the controller": {podState{phase: corev1.PodPending, podIP: "10.0.0.1", ready: "False",
-			restart: corev1.RestartPolicyAlways, annot: requires}, []string{}},
-		"running ready pod is left alone": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True", restart: corev1.RestartPolicyAlways},
-			[]string{}},
-		"crash-looping pod is left alone": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "False", restart: corev1.RestartPolicyAlways, annot: requires},
-			[]string{}},
-		"crash-looping OnFailure pod does not complete": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "False", restart: corev1.RestartPolicyOnFailure, annot: requires},
-			[]string{}},
-		"ready run-to-completion pod completes": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True", restart: corev1.RestartPolicyNever},
-			[]string{"pod-complete"}},
-		"process-backed pod is left to the controller": {podState{phase: corev1.PodPending, podIP: "10.0.0.1", ready: "False",
-			restart: corev1.RestartPolicyAlways, annot: process}, []string{}},
-		"running process-backed Never pod does not complete": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
-			restart: corev1.RestartPolicyNever, annot: process}, []string{}},
-		"running process-backed pod annotated exit-code does not fail": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
-			restart: corev1.RestartPolicyOnFailure, annot: map[string]string{ProcessAnnotation: "p", "localcluster.wavecd.io/exit-code": "1"}}, []string{}},
-		"deleted pod goes away": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
-			restart: corev1.RestartPolicyAlways, deleted: true}, []string{"pod-delete"}},
-		"deleted process-backed pod waits for its process": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True",
-			restart: corev1.RestartPolicyAlways, annot: process, deleted: true}, []string{}},
-		"ready pod annotated exit-code fails": {podState{phase: corev1.PodRunning, podIP: "10.0.0.1", ready: "True", restart: corev1.RestartPolicyOnFailure,
-			annot: map[string]string{"localcluster.wavecd.io/exit-code": "1"}}, []string{"pod-fail"}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := matching(t, Options{}, "Pod", pod(tc.pod))
-			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
-				t.Fatalf("matching stages = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func node(annot map[string]string, ready corev1.ConditionStatus, reason string) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: annot}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: annot, Labels: map[string]string{NodeGroupLabel: "g"}}}
 	if ready != "" {
 		n.Status.Phase = corev1.NodeRunning
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready, Reason: reason}}
@@ -177,6 +107,10 @@ func TestNodeStageMatches(t *testing.T) {
 		"CNI mode: annotated node turns Ready":     {Options{CNI: true}, node(cniReady, "False", "KubeletNotReady"), []string{"node-initialize"}},
 		"CNI mode: annotated new node initialises": {Options{CNI: true}, node(cniReady, "", ""), []string{"node-initialize"}},
 		"CNI mode: ready node keeps a heartbeat":   {Options{CNI: true}, node(cniReady, "True", "KubeletReady"), []string{"node-heartbeat-with-lease"}},
+		"start-up: own node initialises at once":   {Options{NodeStartup: time.Second}, node(nil, "", ""), []string{"node-initialize"}},
+		"start-up: provisioned node waits":         {Options{NodeStartup: time.Second}, provisioned(node(nil, "", "")), []string{"node-initialize-provisioned"}},
+		"CNI start-up: provisioned node registers later": {Options{CNI: true, NodeStartup: time.Second}, provisioned(node(nil, "", "")),
+			[]string{"node-cni-not-ready-provisioned"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -185,5 +119,21 @@ func TestNodeStageMatches(t *testing.T) {
 				t.Fatalf("matching stages = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// provisioned makes n a node another component created.
+func provisioned(n *corev1.Node) *corev1.Node {
+	n.Labels = nil
+	return n
+}
+
+func TestProvisionedNodesWait(t *testing.T) {
+	cfg, err := Config(Options{NodeStartup: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cfg, "durationMilliseconds: 1500") {
+		t.Fatalf("no 1500ms delay in the stages:\n%s", cfg)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
+	"github.com/wavecd/wavecd/localcluster/internal/kubelet"
 )
 
 // hostProcess is one run of a pod's process: the leader of its own process
@@ -20,7 +21,7 @@ type hostProcess struct {
 	started time.Time
 	done    chan struct{}
 	// exit and finished are set before done closes.
-	exit     exitInfo
+	exit     kubelet.Exit
 	finished time.Time
 
 	mu sync.Mutex
@@ -52,7 +53,7 @@ func startHost(starter *forkthread.Starter, l launch, dir, logPath string, onExi
 		// container's processes go with its main process.
 		_ = syscall.Kill(-hp.pid, syscall.SIGKILL)
 		hp.exit, hp.finished = exitOf(cmd.ProcessState, err), time.Now()
-		fmt.Fprintf(logFile, "==> %s exited: code %d\n", hp.finished.Format(time.RFC3339), hp.exit.code)
+		fmt.Fprintf(logFile, "==> %s exited: code %d\n", hp.finished.Format(time.RFC3339), hp.exit.Code)
 		_ = logFile.Close()
 		close(hp.done)
 		onExit()
@@ -62,9 +63,9 @@ func startHost(starter *forkthread.Starter, l launch, dir, logPath string, onExi
 
 // exitOf tells how a process ended, with a kubelet's reasons and exit
 // codes (128+n for a process killed by signal n).
-func exitOf(st *os.ProcessState, waitErr error) exitInfo {
+func exitOf(st *os.ProcessState, waitErr error) kubelet.Exit {
 	if st == nil {
-		return exitInfo{code: 128, reason: reasonStartError, message: fmt.Sprint(waitErr)}
+		return kubelet.Exit{Code: 128, Reason: kubelet.ReasonStartError, Message: fmt.Sprint(waitErr)}
 	}
 	code := int32(st.ExitCode())
 	msg := ""
@@ -73,9 +74,9 @@ func exitOf(st *os.ProcessState, waitErr error) exitInfo {
 		msg = st.String() // "signal: terminated"
 	}
 	if code == 0 {
-		return exitInfo{code: 0, reason: reasonCompleted}
+		return kubelet.Exit{Code: 0, Reason: kubelet.ReasonCompleted}
 	}
-	return exitInfo{code: code, reason: reasonError, message: msg}
+	return kubelet.Exit{Code: code, Reason: kubelet.ReasonError, Message: msg}
 }
 
 // exited reports whether the process has ended.

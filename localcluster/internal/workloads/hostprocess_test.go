@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
+	"github.com/wavecd/wavecd/localcluster/internal/kubelet"
 )
 
 // alive reports whether pid runs (a zombie does not).
@@ -28,23 +29,23 @@ func TestHostProcessGroup(t *testing.T) {
 	tests := map[string]struct {
 		script string
 		stop   bool // stop it, else let it exit
-		want   exitInfo
+		want   kubelet.Exit
 	}{
 		"stop: SIGTERM reaches the whole group": {
 			script: `sleep 300 & echo $! > child; wait`, stop: true,
-			want: exitInfo{code: 143, reason: reasonError, message: "signal: terminated"},
+			want: kubelet.Exit{Code: 143, Reason: kubelet.ReasonError, Message: "signal: terminated"},
 		},
 		"stop: SIGKILL once the grace period is over": {
 			script: `trap "" TERM; sleep 300 & echo $! > child; while :; do wait; done`, stop: true,
-			want: exitInfo{code: 137, reason: reasonError, message: "signal: killed"},
+			want: kubelet.Exit{Code: 137, Reason: kubelet.ReasonError, Message: "signal: killed"},
 		},
 		"exit: what the leader leaves behind is killed": {
 			script: `sleep 300 & echo $! > child; exit 3`,
-			want:   exitInfo{code: 3, reason: reasonError},
+			want:   kubelet.Exit{Code: 3, Reason: kubelet.ReasonError},
 		},
 		"exit 0 is Completed": {
 			script: `sleep 300 & echo $! > child; exit 0`,
-			want:   exitInfo{code: 0, reason: reasonCompleted},
+			want:   kubelet.Exit{Code: 0, Reason: kubelet.ReasonCompleted},
 		},
 	}
 	f := forkthread.New()
@@ -66,7 +67,7 @@ func TestHostProcessGroup(t *testing.T) {
 				hp.stop(0)
 				t.Fatal("process did not end")
 			}
-			if diff := cmp.Diff(tc.want, hp.exit, cmp.AllowUnexported(exitInfo{})); diff != "" {
+			if diff := cmp.Diff(tc.want, hp.exit, cmp.AllowUnexported(kubelet.Exit{})); diff != "" {
 				t.Errorf("exit (-want +got):\n%s", diff)
 			}
 			deadline := time.Now().Add(2 * time.Second)
@@ -129,7 +130,7 @@ func TestHostProcessLaterStopBringsKillForward(t *testing.T) {
 		hp.stop(0)
 		t.Fatal("the shorter grace period of the second stop did not apply")
 	}
-	if hp.exit.code != 137 {
+	if hp.exit.Code != 137 {
 		t.Fatalf("exit %+v, want SIGKILL (137)", hp.exit)
 	}
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/wavecd/wavecd/localcluster/internal/config"
 	"github.com/wavecd/wavecd/localcluster/internal/forkthread"
+	"github.com/wavecd/wavecd/localcluster/internal/kubelet"
 	"github.com/wavecd/wavecd/localcluster/internal/stages"
 )
 
@@ -41,7 +42,8 @@ const (
 )
 
 // processController runs the host processes of pods annotated
-// stages.ProcessAnnotation and mirrors them into the pods' status.
+// stages.ProcessAnnotation (or running a definition's image) and mirrors
+// them into the pods' status.
 type processController struct {
 	client   kubernetes.Interface
 	pods     corelisters.PodLister
@@ -101,7 +103,7 @@ func newProcessController(client kubernetes.Interface, f informers.SharedInforme
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		if p, ok := obj.(*corev1.Pod); ok && isProcessPod(p) {
+		if p, ok := obj.(*corev1.Pod); ok && isProcessPod(p, opts.Definitions) {
 			c.queue.Add(cache.MetaObjectToName(p).String())
 		}
 	}
@@ -118,8 +120,20 @@ func newProcessController(client kubernetes.Interface, f informers.SharedInforme
 	return c, nil
 }
 
-func isProcessPod(p *corev1.Pod) bool {
-	_, ok := p.Annotations[stages.ProcessAnnotation]
+// processName names the process behind pod p: its process annotation, or
+// the definition whose images include its first container's.
+func processName(p *corev1.Pod, defs map[string]config.Process) (string, bool) {
+	if name, ok := p.Annotations[stages.ProcessAnnotation]; ok {
+		return name, true
+	}
+	if len(p.Spec.Containers) == 0 || len(defs) == 0 {
+		return "", false
+	}
+	return config.ProcessForImage(defs, p.Spec.Containers[0].Image)
+}
+
+func isProcessPod(p *corev1.Pod, defs map[string]config.Process) bool {
+	_, ok := processName(p, defs)
 	return ok
 }
 
@@ -139,7 +153,7 @@ func (c *processController) onNode(oldObj, obj any) {
 		return
 	}
 	for _, p := range pods {
-		if p.Spec.NodeName == n.Name && isProcessPod(p) {
+		if p.Spec.NodeName == n.Name && isProcessPod(p, c.opts.Definitions) {
 			c.queue.Add(cache.MetaObjectToName(p).String())
 		}
 	}
@@ -174,9 +188,9 @@ func (c *processController) sync(ctx context.Context, key string) (time.Duration
 		return 0, err
 	}
 	rec := c.record(key, p.UID)
-	b, err := ParseBackoff(p.Annotations[BackoffAnnotation])
+	b, err := kubelet.ParseBackoff(p.Annotations[kubelet.BackoffAnnotation])
 	if err != nil {
-		b = KubeletBackoff
+		b = kubelet.KubeletBackoff
 	}
 	st := planProcess(p, rec.view(), c.nodeReady(p.Spec.NodeName), b, c.now())
 	switch st.action {
@@ -252,7 +266,7 @@ func (c *processController) stop(p *corev1.Pod, rec *podRecord) {
 	}
 	c.log.Info("stopping process", "pod", p.Namespace+"/"+p.Name, "pid", rec.proc.pid, "grace", grace)
 	for _, ct := range p.Spec.Containers {
-		recordEvent(c.recorder, p, event{container: ct.Name, reason: "Killing", message: "Stopping container " + ct.Name})
+		recordEvent(c.recorder, p, kubelet.Event{Container: ct.Name, Reason: "Killing", Message: "Stopping container " + ct.Name})
 	}
 }
 
@@ -301,7 +315,7 @@ func (c *processController) renewToken(ctx context.Context, p *corev1.Pod, rec *
 // cannot start counts as one that exited at once.
 func (c *processController) start(ctx context.Context, p *corev1.Pod, rec *podRecord, restart bool) (time.Duration, error) {
 	key := cache.MetaObjectToName(p).String()
-	name := p.Annotations[stages.ProcessAnnotation]
+	name, _ := processName(p, c.opts.Definitions)
 	def, ok := c.opts.Definitions[name]
 	if !ok {
 		known := strings.Join(slices.Sorted(maps.Keys(c.opts.Definitions)), ", ")
@@ -336,7 +350,7 @@ func (c *processController) start(ctx context.Context, p *corev1.Pod, rec *podRe
 		return 0, err
 	}
 	for _, ct := range p.Spec.Containers {
-		recordEvent(c.recorder, p, event{container: ct.Name, reason: "Started", message: "Started container " + ct.Name})
+		recordEvent(c.recorder, p, kubelet.Event{Container: ct.Name, Reason: "Started", Message: "Started container " + ct.Name})
 	}
 	return c.renewToken(ctx, p, rec, 0)
 }
@@ -357,7 +371,7 @@ func (c *processController) exited(key string) {
 // container whose command does not run.
 func startFailure(name string, err error) *hostProcess {
 	hp := &hostProcess{started: time.Now(), finished: time.Now(), done: make(chan struct{})}
-	hp.exit = exitInfo{code: 128, reason: reasonStartError, message: fmt.Sprintf("process %s: %v (set its command with"+
+	hp.exit = kubelet.Exit{Code: 128, Reason: kubelet.ReasonStartError, Message: fmt.Sprintf("process %s: %v (set its command with"+
 		" --process %s=PATH or processes.%s.command in the config file)", name, err, name, name)}
 	close(hp.done)
 	return hp
@@ -367,11 +381,11 @@ func startFailure(name string, err error) *hostProcess {
 // again later.
 func (c *processController) cannotCreate(ctx context.Context, p *corev1.Pod, msg string) (time.Duration, error) {
 	cs := p.Status.ContainerStatuses[0]
-	if cs.State.Waiting == nil || cs.State.Waiting.Reason != reasonConfigError || cs.State.Waiting.Message != msg {
-		if err := c.updateStatus(ctx, p, waitingStatus(p, reasonConfigError, msg)); err != nil {
+	if cs.State.Waiting == nil || cs.State.Waiting.Reason != kubelet.ReasonConfigError || cs.State.Waiting.Message != msg {
+		if err := c.updateStatus(ctx, p, kubelet.WaitingStatus(p, kubelet.ReasonConfigError, msg)); err != nil {
 			return 0, err
 		}
-		recordEvent(c.recorder, p, event{warning: true, container: cs.Name, reason: "Failed", message: "Error: " + msg})
+		recordEvent(c.recorder, p, kubelet.Event{Warning: true, Container: cs.Name, Reason: "Failed", Message: "Error: " + msg})
 		c.log.Warn("process cannot be created", "pod", p.Namespace+"/"+p.Name, "err", msg)
 	}
 	return configErrorRetry, nil

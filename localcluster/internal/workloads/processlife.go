@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wavecd/wavecd/localcluster/internal/kubelet"
 )
 
 // procView is what the controller knows of a pod's process.
@@ -16,7 +18,7 @@ type procView struct {
 	containerID string
 	// exit is how the last process ended, while the pod's status does not
 	// show it yet; finished is when (zero when unknown).
-	exit     *exitInfo
+	exit     *kubelet.Exit
 	finished time.Time
 }
 
@@ -35,7 +37,7 @@ const (
 type processStep struct {
 	action processAction
 	status *corev1.PodStatus
-	events []event
+	events []kubelet.Event
 	after  time.Duration
 	// restart: the status shows a run whose process is gone unseen (the
 	// controller restarted); the new start counts as a restart.
@@ -46,7 +48,7 @@ type processStep struct {
 // pod is scheduled, initialised and not ended, once its node is Ready;
 // an exit is shown as a kubelet shows it and restarted after the back-off
 // as the restart policy says; a deleted pod goes once its process has.
-func planProcess(p *corev1.Pod, v procView, nodeReady bool, b Backoff, now time.Time) processStep {
+func planProcess(p *corev1.Pod, v procView, nodeReady bool, b kubelet.Backoff, now time.Time) processStep {
 	if p.DeletionTimestamp != nil {
 		switch {
 		case v.running:
@@ -85,20 +87,34 @@ func planProcess(p *corev1.Pod, v procView, nodeReady bool, b Backoff, now time.
 	return processStep{action: actStart, restart: ph == phaseRunning}
 }
 
+// phase is where a process-backed pod is in its lifecycle.
+type phase string
+
+const (
+	// phaseIdle: nothing to run (not initialised yet, ended).
+	phaseIdle phase = "idle"
+	// phaseNotStarted: initialised, the process waits for its first start.
+	phaseNotStarted phase = "not-started"
+	// phaseBackOff: the process exited and waits for its restart.
+	phaseBackOff phase = "back-off"
+	// phaseRunning: the status shows the process running.
+	phaseRunning phase = "running"
+)
+
 // processPhase tells where a process-backed pod is from its status.
 func processPhase(p *corev1.Pod) phase {
 	if p.Status.PodIP == "" || len(p.Status.ContainerStatuses) == 0 ||
 		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return phaseIdle
 	}
-	if c := condition(p, corev1.PodInitialized); c == nil || c.Status != corev1.ConditionTrue {
+	if c := kubelet.Condition(p, corev1.PodInitialized); c == nil || c.Status != corev1.ConditionTrue {
 		return phaseIdle
 	}
 	cs := p.Status.ContainerStatuses[0]
 	switch {
 	case cs.State.Running != nil:
 		return phaseRunning
-	case cs.State.Waiting != nil && cs.State.Waiting.Reason == reasonCrashLoopBackOff && cs.LastTerminationState.Terminated != nil:
+	case cs.State.Waiting != nil && cs.State.Waiting.Reason == kubelet.ReasonCrashLoopBackOff && cs.LastTerminationState.Terminated != nil:
 		return phaseBackOff
 	case cs.State.Waiting != nil:
 		return phaseNotStarted
@@ -108,33 +124,33 @@ func processPhase(p *corev1.Pod) phase {
 
 // exitStep shows an exit: the pod ends when its restart policy says the
 // container stays down, otherwise it waits for the restart in back-off.
-func exitStep(p *corev1.Pod, exit exitInfo, finished time.Time, b Backoff) processStep {
+func exitStep(p *corev1.Pod, exit kubelet.Exit, finished time.Time, b kubelet.Backoff) processStep {
 	policy := p.Spec.RestartPolicy
-	if policy == corev1.RestartPolicyNever || policy == corev1.RestartPolicyOnFailure && exit.code == 0 {
-		st := processStep{action: actStatus, status: endedStatus(p, finished, exit)}
+	if policy == corev1.RestartPolicyNever || policy == corev1.RestartPolicyOnFailure && exit.Code == 0 {
+		st := processStep{action: actStatus, status: kubelet.EndedStatus(p, finished, exit)}
 		for _, c := range p.Spec.Containers {
 			st.events = append(st.events, exitEvent(c.Name, exit))
 		}
 		return st
 	}
 	delay := b.Delay(p.Status.ContainerStatuses[0].RestartCount + 1)
-	st := processStep{action: actStatus, status: crashedStatus(p, finished, delay, exit), after: delay}
+	st := processStep{action: actStatus, status: kubelet.CrashedStatus(p, finished, delay, exit), after: delay}
 	for _, c := range p.Spec.Containers {
-		st.events = append(st.events, exitEvent(c.Name, exit), event{warning: true, container: c.Name, reason: "BackOff",
-			message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, podDesc(p))})
+		st.events = append(st.events, exitEvent(c.Name, exit), kubelet.Event{Warning: true, Container: c.Name, Reason: "BackOff",
+			Message: fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.Name, kubelet.PodDesc(p))})
 	}
 	return st
 }
 
-func exitEvent(container string, exit exitInfo) event {
-	if exit.code == 0 {
-		return event{container: container, reason: reasonCompleted, message: "Container exited with code 0"}
+func exitEvent(container string, exit kubelet.Exit) kubelet.Event {
+	if exit.Code == 0 {
+		return kubelet.Event{Container: container, Reason: kubelet.ReasonCompleted, Message: "Container exited with code 0"}
 	}
-	msg := fmt.Sprintf("Container exited with code %d", exit.code)
-	if exit.message != "" {
-		msg += ": " + exit.message
+	msg := fmt.Sprintf("Container exited with code %d", exit.Code)
+	if exit.Message != "" {
+		msg += ": " + exit.Message
 	}
-	return event{warning: true, container: container, reason: "Failed", message: msg}
+	return kubelet.Event{Warning: true, Container: container, Reason: "Failed", Message: msg}
 }
 
 // processRunningStatus is p's status once its process started at started:
@@ -142,11 +158,11 @@ func exitEvent(container string, exit exitInfo) event {
 // earlier run, whose end went unseen, as terminated.
 func processRunningStatus(p *corev1.Pod, started time.Time, containerID string, restart bool) *corev1.PodStatus {
 	t := metav1.NewTime(started)
-	st := startedStatus(p, started, true)
+	st := kubelet.StartedStatus(p, started, true)
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
 		if restart { // startedStatus kept the earlier run's state and container ID
-			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cs, t, unseenExit)}
+			cs.LastTerminationState = corev1.ContainerState{Terminated: kubelet.Terminated(cs, t, unseenExit)}
 			cs.RestartCount++
 		}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
@@ -157,7 +173,7 @@ func processRunningStatus(p *corev1.Pod, started time.Time, containerID string, 
 
 // unseenExit is the end of a run the controller did not see, because it
 // was not running then (the cluster stopped, or the controller restarted).
-var unseenExit = exitInfo{code: 255, reason: "Unknown", message: "the process was gone when the workloads controller started"}
+var unseenExit = kubelet.Exit{Code: 255, Reason: "Unknown", Message: "the process was gone when the workloads controller started"}
 
 // waitingStatus is p's status while its container cannot be created.
 func waitingStatus(p *corev1.Pod, reason, msg string) *corev1.PodStatus {

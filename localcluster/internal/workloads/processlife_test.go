@@ -9,9 +9,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/wavecd/wavecd/localcluster/internal/kubelet"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// initialisedPod is a pod as the simulated kubelet hands it to the process
+// controller: initialised, its container waiting.
+func initialisedPod(restart corev1.RestartPolicy, at time.Time) *corev1.Pod {
+	t := metav1.NewTime(at)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "demo", UID: "u1"},
+		Spec:       corev1.PodSpec{RestartPolicy: restart, Containers: []corev1.Container{{Name: "main"}}},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodPending, PodIP: "10.244.0.5",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: t}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}},
+		},
+	}
+}
 
 // podIn builds a process-backed pod in a lifecycle state.
 func podIn(state string, restart corev1.RestartPolicy) *corev1.Pod {
@@ -28,7 +46,7 @@ func podIn(state string, restart corev1.RestartPolicy) *corev1.Pod {
 	case "back-off":
 		p.Status.Phase = corev1.PodRunning
 		cs.RestartCount = 2
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonCrashLoopBackOff}}
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: kubelet.ReasonCrashLoopBackOff}}
 		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: 1, FinishedAt: metav1.NewTime(t0)}}
 	case "succeeded":
@@ -60,7 +78,7 @@ type outcome struct {
 func summarise(st processStep) outcome {
 	o := outcome{Action: st.action, After: st.after, Restart: st.restart}
 	for _, e := range st.events {
-		o.Events = append(o.Events, e.reason)
+		o.Events = append(o.Events, e.Reason)
 	}
 	if st.status == nil {
 		return o
@@ -82,9 +100,9 @@ func TestPlanProcess(t *testing.T) {
 	always, never, onFailure := corev1.RestartPolicyAlways, corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure
 	running := procView{running: true, started: t0, containerID: "process://100"}
 	exited := func(code int32) procView {
-		return procView{exit: &exitInfo{code: code, reason: reasonError}, finished: t0.Add(5 * time.Second)}
+		return procView{exit: &kubelet.Exit{Code: code, Reason: kubelet.ReasonError}, finished: t0.Add(5 * time.Second)}
 	}
-	b := Backoff{Base: time.Second, Max: 30 * time.Second}
+	b := kubelet.Backoff{Base: time.Second, Max: 30 * time.Second}
 	tests := map[string]struct {
 		pod       *corev1.Pod
 		view      procView
@@ -104,17 +122,17 @@ func TestPlanProcess(t *testing.T) {
 			Action: actStatus, Phase: corev1.PodRunning, Ready: true, Running: true, ContainerID: "process://100"}},
 		"running process shown: nothing to do": {pod: podIn("running", always), view: running, want: outcome{Action: actWait}},
 		"exit under Always: back-off": {pod: podIn("running", always), view: exited(3), want: outcome{
-			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: reasonCrashLoopBackOff,
+			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: kubelet.ReasonCrashLoopBackOff,
 			ExitCode: 3, ContainerID: "process://100", Events: []string{"Failed", "BackOff"}}},
 		"exit 0 under Always: back-off too": {pod: podIn("running", always), view: exited(0), want: outcome{
-			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: reasonCrashLoopBackOff,
+			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: kubelet.ReasonCrashLoopBackOff,
 			ContainerID: "process://100", Events: []string{"Completed", "BackOff"}}},
 		"exit 2 under Never: Failed": {pod: podIn("running", never), view: exited(2), want: outcome{
 			Action: actStatus, Phase: corev1.PodFailed, ExitCode: 2, ContainerID: "process://100", Events: []string{"Failed"}}},
 		"exit 0 under OnFailure: Succeeded": {pod: podIn("running", onFailure), view: exited(0), want: outcome{
 			Action: actStatus, Phase: corev1.PodSucceeded, ContainerID: "process://100", Events: []string{"Completed"}}},
 		"exit 1 under OnFailure: back-off": {pod: podIn("running", onFailure), view: exited(1), want: outcome{
-			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: reasonCrashLoopBackOff,
+			Action: actStatus, After: time.Second, Phase: corev1.PodRunning, Restarts: 1, Waiting: kubelet.ReasonCrashLoopBackOff,
 			ExitCode: 1, ContainerID: "process://100", Events: []string{"Failed", "BackOff"}}},
 		"back-off not over: wait for the rest": {pod: podIn("back-off", always), view: procView{finished: t0}, nodeReady: true,
 			now: t0.Add(500 * time.Millisecond), want: outcome{Action: actWait, After: 1500 * time.Millisecond}},
