@@ -96,4 +96,6 @@ func (ca *CA) Leaf(name string) (*tls.Certificate, error) {
 }
 
 // PEM is the CA certificate, for tests and clients.
-func (ca *CA) PEM() []byte { return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}) }
+func (ca *CA) PEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}

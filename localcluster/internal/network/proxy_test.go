@@ -82,7 +82,9 @@ func TestProxyAnswersForReadyPods(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- (&Proxy{Backends: backends, CA: ca, Log: slog.New(slog.DiscardHandler)}).Serve(ctx, ln) }()
+	go func() {
+		done <- (&Proxy{Backends: backends, CA: ca, Log: slog.New(slog.DiscardHandler)}).Serve(ctx, ln)
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
