@@ -14,10 +14,16 @@ converges or deadlocks, and why.
 
 DIR is a repository with a scenarios/ folder. A scenario (scenarios/NAME.yaml)
 is a value file of the root Application's Helm chart whose rehearsal: key says
-which settings (argocd-cm) to apply, which local cluster to start (node groups,
-CNI mode), which files from bin/ to add to the served snapshot (such as
-Karpenter's CRDs), which webhooks to serve and which values to draw at random
-for each run.
+which settings (argocd-cm, or an argo-cd Helm chart values file) to apply,
+which profile the local cluster runs with (node groups, CNI mode, images that
+run a process such as Karpenter's, workload overrides, an ingress controller),
+which files from bin/ to add to the served snapshot (such as Karpenter's CRDs)
+and which values to draw at random for each run.
+
+Pods behave as their own specs say: Ready after their probes, crash-looping
+while a Service their command names has no ready endpoint; webhooks and
+aggregated APIs answer only while their Service has one. --time-scale 0.1
+runs every such delay ten times faster.
 
 Each run starts a new local cluster in its own folder under --workspace,
 serves a snapshot of DIR, runs the Application controller in this process
@@ -62,6 +68,9 @@ func newRehearseCommand(s Streams) *cobra.Command {
 			default:
 				return fmt.Errorf("--output %q: want text or json", output)
 			}
+			if r.TimeScale <= 0 {
+				return fmt.Errorf("--time-scale %g: want a factor above 0, such as 0.1", r.TimeScale)
+			}
 			r.Dir, r.Out, r.RouteLogs = args[0], s.Out, routeLogs
 			_, err := r.Run(cmd.Context())
 			return rehearseExit(err)
@@ -70,6 +79,8 @@ func newRehearseCommand(s Streams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&r.Scenario, "scenario", "", "the scenario: scenarios/NAME.yaml of DIR")
 	f.IntVar(&r.Runs, "runs", 1, "how many runs, each on a new cluster")
+	f.StringVar(&r.Profile, "profile", "", "rehearsal profile of the local cluster, in place of the scenario's")
+	f.Float64Var(&r.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")
 	f.Int64Var(&r.Seed, "seed", 1, "the first run's seed (values the scenario randomizes)")
 	f.StringVar(&r.Report, "report", "", "write a self-contained HTML report to this file")
 	f.StringVar(&r.PluginsDir, "plugins-dir", "", pluginsDirUsage)

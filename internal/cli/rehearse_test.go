@@ -20,6 +20,8 @@ func TestRehearseCommand(t *testing.T) {
 		"no scenario":      {args: []string{"rehearse", "../../examples/calico-karpenter"}, wantErr: `required flag(s) "scenario" not set`},
 		"no folder":        {args: []string{"rehearse", "--scenario", "x"}, wantErr: "accepts 1 arg(s), received 0"},
 		"an output format": {args: []string{"rehearse", ".", "--scenario", "x", "-o", "yaml"}, wantErr: `--output "yaml": want text or json`},
+		"a negative time scale": {args: []string{"rehearse", ".", "--scenario", "x", "--time-scale", "-1"},
+			wantErr: "--time-scale -1: want a factor above 0, such as 0.1"},
 		"unknown scenario": {
 			args:    []string{"rehearse", "../../examples/calico-karpenter", "--scenario", "nope"},
 			wantErr: "scenarios of *: health-gated, no-health, no-health-lbc, no-health-lbc-same-wave, static-nodes",

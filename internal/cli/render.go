@@ -3,15 +3,19 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/plugin"
 	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -27,13 +31,22 @@ Without -f, render the folder --repo at --path as it is on disk (or, with
 Helm parameters and value files (value files are paths in the repository,
 relative to --path, as in spec.source.helm.valueFiles).
 
+--settings reads Argo CD's settings as the controller would (argocd-cm and
+the other ConfigMaps and Secrets, or an argo-cd Helm chart values file):
+its kustomize.buildOptions apply, its wavecd.mirrors serve repositories
+locally (--mirror wins), its health customizations are compiled, and what
+render cannot use is named in a warning.
+
 Objects print sorted by group, kind, namespace and name.`
 
 const renderExample = `  # render an app-of-apps root whose repository is mirrored locally
   wavecd render -f root-app.yaml --mirror https://github.com/acme/seed=./seed
 
   # render a chart in a local folder with a parameter
-  wavecd render --repo . --path charts/app-a --helm-set replicaCount=2 -o json`
+  wavecd render --repo . --path charts/app-a --helm-set replicaCount=2 -o json
+
+  # with the settings of an argo-cd Helm chart values file
+  wavecd render -f root-app.yaml --settings argocd-values.yaml`
 
 // renderAction renders an Application (from a file or from flags).
 type renderAction struct {
@@ -84,7 +97,7 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
 	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
 	f.StringVar(&a.PluginsDir, "plugins-dir", "", pluginsDirUsage)
-	f.StringVar(&a.Settings, "settings", "", "argocd-cm manifest (a file of settings objects, as for up) whose kustomize.buildOptions apply")
+	f.StringVar(&a.Settings, "settings", "", "Argo CD settings, as for up: ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	f.StringVar(&a.Type, "type", "", "with --repo: render as helm, kustomize, directory or plugin:NAME instead of detecting the type")
 	return cmd
 }
@@ -100,9 +113,16 @@ func (a *renderAction) Run(ctx context.Context) error {
 	if (a.File == "") == (a.Repo == "") {
 		return fmt.Errorf("give either -f APP.yaml or --repo DIR")
 	}
-	mirrors, err := parseMirrorFlags(a.Mirrors)
+	data, mirrors, err := a.readSettings()
 	if err != nil {
 		return err
+	}
+	flagMirrors, err := parseMirrorFlags(a.Mirrors)
+	if err != nil {
+		return err
+	}
+	for url, path := range flagMirrors {
+		mirrors[url] = path
 	}
 	cacheDir, err := a.cacheDir()
 	if err != nil {
@@ -119,10 +139,6 @@ func (a *renderAction) Run(ctx context.Context) error {
 	})
 	opts := render.AppOptions{Capabilities: render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}}
 	if a.Settings != "" {
-		data, err := readConfigMapData(a.Settings)
-		if err != nil {
-			return fmt.Errorf("flag --settings: %w", err)
-		}
 		opts.Kustomize = render.KustomizeSettingsFrom(data)
 	}
 	var res *render.Result
@@ -238,4 +254,39 @@ func setType(src *v1alpha1.ApplicationSource, typ string) error {
 		return fmt.Errorf("flag --type %q: want helm, kustomize, directory, plugin or plugin:NAME", typ)
 	}
 	return nil
+}
+
+// readSettings reads --settings: its warnings go to stderr, its health
+// customizations are compiled (one that does not compile is a warning, as
+// the controller then reads its kind's health Unknown); it returns
+// argocd-cm's data and its mirrors (wavecd.mirrors).
+func (a *renderAction) readSettings() (map[string]string, source.Mirrors, error) {
+	if a.Settings == "" {
+		return nil, source.Mirrors{}, nil
+	}
+	s, err := settings.Load(a.Settings, settings.Options{Namespace: "argocd"})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.errOut, "warning: settings %s\n", w)
+	}
+	data := s.Data(settings.ConfigMap)
+	if _, err := health.ParseSettings(data); err != nil {
+		return nil, nil, fmt.Errorf("settings %s: %w", a.Settings, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		if strings.HasPrefix(k, health.KeyHealthPrefix) {
+			if err := health.NewScript(k, data[k], false).Err(); err != nil {
+				fmt.Fprintf(a.errOut, "warning: settings %s: %s key %s: %v (its kind's health reads Unknown)\n", a.Settings, settings.ConfigMap, k, err)
+			}
+		}
+	}
+	mirrors := source.Mirrors{}
+	if v := data[source.MirrorsConfigKey]; v != "" {
+		if mirrors, err = source.ParseMirrorsConfig(v); err != nil {
+			return nil, nil, fmt.Errorf("settings %s: %s key %s: %w", a.Settings, settings.ConfigMap, source.MirrorsConfigKey, err)
+		}
+	}
+	return data, mirrors, nil
 }

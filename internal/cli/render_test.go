@@ -15,7 +15,21 @@ func TestRender(t *testing.T) {
 		golden     string
 		wantErr    string
 		wantStderr string
+		stderrHas  []string
 	}{
+		"settings from an argo-cd values file serve the mirror": {
+			args: []string{"render", "-f", app("root-app.yaml"), "--settings", app("argocd-values.yaml")}, golden: "render-root.yaml",
+			stderrHas: []string{"warning: settings testdata/render/argocd-values.yaml: server: the chart's workload values, not settings: left out"},
+		},
+		"a health check in the settings that does not compile": {
+			args: []string{"render", "-f", app("root-app.yaml"), "--settings", app("bad-lua-values.yaml"), mirror}, golden: "render-root.yaml",
+			stderrHas: []string{"warning: settings testdata/render/bad-lua-values.yaml: argocd-cm key resource.customizations.health.apps_Deployment: " +
+				"lua script does not compile"},
+		},
+		"settings that are not settings": {
+			args:    []string{"render", "-f", app("root-app.yaml"), "--settings", app("root-app.yaml")},
+			wantErr: "settings testdata/render/root-app.yaml: Application root is not a v1 ConfigMap or Secret",
+		},
 		"app of apps root": {
 			args: []string{"render", "-f", app("root-app.yaml"), mirror}, golden: "render-root.yaml",
 		},
@@ -65,6 +79,11 @@ func TestRender(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, w := range tc.stderrHas {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
 			}
 			assertGolden(t, tc.golden, out)
 			if tc.wantStderr != "" && stderr != tc.wantStderr {

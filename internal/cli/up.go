@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -15,9 +16,21 @@ const upLong = `Rehearse a GitOps bootstrap on a local cluster and follow it liv
 
 up starts a local cluster (state in .wavecd/ under the current directory,
 kubeconfig at .wavecd/kubeconfig; an existing one is reused, --fresh starts
-from an empty one), installs the CRDs, applies the --settings ConfigMap (or
-removes an argocd-cm an earlier run left), runs the Application controller in
-this process, serves --repo locally and applies the root manifest.
+from an empty one), installs the CRDs, applies the --settings (ConfigMaps and
+Secrets, or an argo-cd Helm chart values file; without it an argocd-cm an
+earlier run left is removed), runs the Application controller in this
+process, serves --repo locally and applies the root manifest.
+
+The cluster runs each pod as its own spec says: Ready after its
+startupProbe and readinessProbe timings, crash-looping (CrashLoopBackOff,
+the kubelet's back-off) while a Service its command, args or env names has no
+ready endpoint, a Job's pod done after a short run time; admission webhooks
+and APIServices backed by a Service answer only while it has a ready endpoint.
+Services of apps not created yet count too: up renders the whole bootstrap
+first. --profile names what a spec cannot say (node groups, CNI mode, images
+that run a real process, workload overrides, an ingress controller), outside
+the repository; --time-scale 0.1 runs every simulated delay ten times faster
+and the timeline then shows the seconds at full scale as well.
 
 A folder that is not the root of a Git repository is committed as it is into
 .wavecd/repo; a Git repository is read as committed; a URL is cloned. The
@@ -47,6 +60,10 @@ const upExample = `  # the health-check demo with Argo CD's documented fix (what
   # the same from an empty cluster, with Argo CD's default behaviour
   wavecd up --fresh --settings settings/argo-default.yaml --exit-when-settled
 
+  # a repository as committed, Argo CD's settings in its argo-cd chart values,
+  # ten times faster
+  wavecd up --settings argocd-values.yaml --time-scale 0.1 --exit-when-settled
+
   # a repository whose children also use another repository
   wavecd up --repo ../gitops --root bootstrap/root.yaml \
     --mirror https://github.com/org/charts.git=../charts`
@@ -60,6 +77,12 @@ func newUpCommand(s Streams) *cobra.Command {
 		Example: upExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("nodes") && up.Profile != "" {
+				return errors.New("--nodes and --profile exclude each other: set node groups in the profile")
+			}
+			if up.TimeScale <= 0 {
+				return fmt.Errorf("--time-scale %g: want a factor above 0, such as 0.1", up.TimeScale)
+			}
 			up.Out = s.Out
 			up.RouteLogs = routeLogs
 			return upExit(up.Run(cmd.Context()))
@@ -68,10 +91,12 @@ func newUpCommand(s Streams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&up.Repo, "repo", ".", "the repository under test: a folder, a Git repository or a URL")
 	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo")
-	f.StringVar(&up.Settings, "settings", "", "a file with the argocd-cm ConfigMap (and other settings objects) to apply")
+	f.StringVar(&up.Settings, "settings", "", "argocd-cm and other settings: a file of ConfigMaps and Secrets, or an argo-cd Helm chart values file")
+	f.StringVar(&up.Profile, "profile", "", "rehearsal profile of the local cluster: node groups, CNI mode, images that run a process, workload overrides, ingress controller")
+	f.Float64Var(&up.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")
 	f.StringArrayVar(&up.Mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
 	f.StringVar(&up.PluginsDir, "plugins-dir", "", pluginsDirUsage)
-	f.IntVar(&up.Nodes, "nodes", 2, "simulated nodes of a new cluster")
+	f.IntVar(&up.Nodes, "nodes", 2, "simulated nodes of a new cluster without --profile")
 	f.BoolVar(&up.Fresh, "fresh", false, "stop and remove an existing .wavecd first")
 	f.BoolVar(&up.ExitWhenSettled, "exit-when-settled", false, "exit 0 once every app settled, 3 on a stall or timeout")
 	f.DurationVar(&up.Timeout, "timeout", 10*time.Minute, "with --exit-when-settled, how long to wait in all")

@@ -27,6 +27,11 @@ func TestUpDownCommands(t *testing.T) {
 		},
 		"a mirror without a path": {args: []string{"up", "--mirror", "https://github.com/org/repo"}, wantErr: `--mirror: mirror "https://github.com/org/repo": want URL=PATH`},
 		"arguments":               {args: []string{"up", "examples"}, wantErr: `unknown command "examples" for "wavecd up"`},
+		"nodes and a profile":     {args: []string{"up", "--nodes", "3", "--profile", "p.yaml"}, wantErr: "--nodes and --profile exclude each other: set node groups in the profile"},
+		"a time scale of zero":    {args: []string{"up", "--time-scale", "0"}, wantErr: "--time-scale 0: want a factor above 0, such as 0.1"},
+		"a profile that is not there": {
+			args: []string{"up", "--profile", "missing-profile.yaml"}, wantErr: "--profile: stat *missing-profile.yaml: no such file or directory",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -40,7 +45,7 @@ func TestUpDownCommands(t *testing.T) {
 				run(t)
 			}
 			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
+				if err == nil || !matchesError(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tc.wantErr)
 				}
 				return

@@ -20,6 +20,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/install"
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -51,18 +52,22 @@ func newBootstrap(cfg *rest.Config, namespace string) (*bootstrap, error) {
 // wavecd.mirrors: what the controller needs before any Application, and
 // what lets any wavecd command against this cluster (app diff, a
 // controller started by hand) read the repositories the rehearsal serves.
-func (b *bootstrap) prepare(ctx context.Context, settings []*unstructured.Unstructured, mirrors source.Mirrors) error {
+func (b *bootstrap) prepare(ctx context.Context, s *settings.Settings, mirrors source.Mirrors) error {
 	if err := b.installCRDs(ctx); err != nil {
 		return err
 	}
 	if err := b.ensureNamespace(ctx); err != nil {
 		return err
 	}
-	settings, err := withMirrors(settings, mirrors, b.namespace)
+	var objs []*unstructured.Unstructured
+	if s != nil {
+		objs = s.Objects
+	}
+	objs, err := withMirrors(objs, mirrors, b.namespace)
 	if err != nil {
 		return err
 	}
-	return b.applySettings(ctx, settings)
+	return b.applySettings(ctx, objs)
 }
 
 // withMirrors returns settings with mirrors added to argocd-cm's

@@ -88,15 +88,30 @@ func (c localCluster) status(ctx context.Context) (clusterStatus, error) {
 	return st, nil
 }
 
-func (c localCluster) start(ctx context.Context, nodes int) error {
-	_, err := c.run(ctx, "start", "--nodes", strconv.Itoa(nodes), "--detach")
-	return err
+// clusterStart is how a cluster starts: from a profile (node groups, CNI
+// mode, processes, workload overrides, ingress controller), else with
+// Nodes plain nodes; TimeScale multiplies its simulated delays.
+type clusterStart struct {
+	Nodes     int     `json:"nodes,omitempty"`
+	Profile   string  `json:"profile,omitempty"`
+	TimeScale float64 `json:"timeScale,omitempty"`
 }
 
-// startConfig starts a new cluster from a configuration file (node groups,
-// CNI mode, processes).
-func (c localCluster) startConfig(ctx context.Context, config string) error {
-	_, err := c.run(ctx, "start", "--config", config, "--detach")
+func (o clusterStart) args() []string {
+	args := []string{"start", "--detach"}
+	if o.Profile != "" {
+		args = append(args, "--config", o.Profile)
+	} else {
+		args = append(args, "--nodes", strconv.Itoa(max(o.Nodes, 1)))
+	}
+	if o.TimeScale > 0 {
+		args = append(args, "--time-scale", strconv.FormatFloat(o.TimeScale, 'g', -1, 64))
+	}
+	return args
+}
+
+func (c localCluster) start(ctx context.Context, o clusterStart) error {
+	_, err := c.run(ctx, o.args()...)
 	return err
 }
 
@@ -108,27 +123,41 @@ func (c localCluster) stop(ctx context.Context) error {
 	return err
 }
 
-// ensureRunning starts the cluster unless it runs already and reports
-// whether an existing one was reused.
-func (c localCluster) ensureRunning(ctx context.Context, nodes int) (reused bool, st clusterStatus, err error) {
+// ensureRunning starts the cluster unless it runs already with the same
+// start options (recorded in started), and reports how: "started",
+// "reused", or "restarted" when the options changed (its data stays).
+func (c localCluster) ensureRunning(ctx context.Context, o clusterStart, started string) (how string, st clusterStatus, err error) {
 	st, err = c.status(ctx)
 	if err != nil {
-		return false, st, err
+		return "", st, err
 	}
-	if st.Running && st.Ready {
-		return true, st, nil
+	var prev clusterStart
+	if b, err := os.ReadFile(started); err == nil {
+		_ = json.Unmarshal(b, &prev)
 	}
-	if st.Running {
-		// A supervisor still starting or stuck: stop it and start anew.
+	how = "started"
+	switch {
+	case st.Running && st.Ready && prev == o:
+		return "reused", st, nil
+	case st.Running && st.Ready:
+		how = "restarted (its profile or time scale changed)"
+		fallthrough
+	case st.Running:
+		// A supervisor with other options, still starting or stuck: stop
+		// it and start anew.
 		if err := c.stop(ctx); err != nil {
-			return false, st, err
+			return "", st, err
 		}
 	}
-	if err := c.start(ctx, nodes); err != nil {
-		return false, st, err
+	if err := c.start(ctx, o); err != nil {
+		return "", st, err
+	}
+	b, _ := json.Marshal(o)
+	if err := os.WriteFile(started, b, 0o600); err != nil {
+		return "", st, fmt.Errorf("record how the cluster started: %w", err)
 	}
 	st, err = c.status(ctx)
-	return false, st, err
+	return how, st, err
 }
 
 // copyKubeconfig copies the cluster's kubeconfig to dst.

@@ -44,7 +44,7 @@ func (d *Down) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, p := range []string{ws.Cluster(), ws.Kubeconfig(), ws.Repo(), ws.Cache(), ws.ControllerLog()} {
+	for _, p := range []string{ws.Cluster(), ws.ClusterStart(), ws.Kubeconfig(), ws.Repo(), ws.Cache(), ws.ControllerLog()} {
 		if err := os.RemoveAll(p); err != nil {
 			return fmt.Errorf("remove %s: %w", p, err)
 		}

@@ -13,6 +13,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -75,18 +76,9 @@ func readRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
 }
 
 // readSettings reads a settings file: ConfigMaps and Secrets such as
-// argocd-cm and argocd-secret.
-func readSettings(path, namespace string) ([]*unstructured.Unstructured, error) {
-	objs, err := readObjects(path)
-	if err != nil {
-		return nil, fmt.Errorf("read settings: %w", err)
-	}
-	for _, o := range objs {
-		if o.GetAPIVersion() != "v1" || (o.GetKind() != "ConfigMap" && o.GetKind() != "Secret") {
-			return nil, fmt.Errorf("settings %s: %s %s is not a v1 ConfigMap or Secret", path, o.GetKind(), o.GetName())
-		}
-	}
-	return objs, inNamespace(path, objs, namespace)
+// argocd-cm and argocd-secret, or an argo-cd Helm chart values file.
+func readSettings(path, namespace string) (*settings.Settings, error) {
+	return settings.Load(path, settings.Options{Namespace: namespace})
 }
 
 func isApplication(o *unstructured.Unstructured) bool {

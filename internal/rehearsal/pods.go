@@ -24,11 +24,7 @@ func (t *tracker) observePod(o observation) []string {
 	var out []string
 	restarts, crash, waiting := restartsOf(o.pod)
 	if restarts > p.restarts {
-		s := fmt.Sprintf("crashed (%s, restarts=%d)", orDash(waiting), restarts)
-		if crash != "" {
-			s += ": " + crash
-		}
-		out = append(out, s)
+		out = append(out, crashLine(crash, waiting, restarts))
 	}
 	ready := podReady(o.pod)
 	if ready && !p.ready && restarts > 0 {
@@ -52,17 +48,34 @@ func (t *tracker) observePod(o observation) []string {
 	return out
 }
 
+// crashLine says why a pod crashed first (its container's termination
+// message, such as the Service it needs), then how: "crashed: needs Service
+// default/redis:6379 (named in its args), no ready endpoint (exit code 1,
+// CrashLoopBackOff, restarts=1)".
+func crashLine(crash crashInfo, waiting string, restarts int32) string {
+	how := fmt.Sprintf("%s, restarts=%d", orDash(waiting), restarts)
+	if crash.code != "" {
+		how = crash.code + ", " + how
+	}
+	if crash.message == "" {
+		return "crashed (" + how + ")"
+	}
+	return "crashed: " + crash.message + " (" + how + ")"
+}
+
+// crashInfo is a container's last termination.
+type crashInfo struct {
+	code, message string
+}
+
 // restartsOf sums the containers' restarts and describes the last crash
 // and the reason a container waits.
-func restartsOf(pod *corev1.Pod) (restarts int32, crash, waiting string) {
+func restartsOf(pod *corev1.Pod) (restarts int32, crash crashInfo, waiting string) {
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		restarts += cs.RestartCount
-		if term := cs.LastTerminationState.Terminated; term != nil && crash == "" {
-			crash = fmt.Sprintf("exit code %d", term.ExitCode)
-			if term.Message != "" {
-				crash += ", " + firstLine(term.Message)
-			}
+		if term := cs.LastTerminationState.Terminated; term != nil && crash.code == "" {
+			crash = crashInfo{code: fmt.Sprintf("exit code %d", term.ExitCode), message: firstLine(term.Message)}
 		}
 		if w := cs.State.Waiting; w != nil && waiting == "" {
 			waiting = w.Reason

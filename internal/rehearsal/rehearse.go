@@ -34,6 +34,10 @@ type Rehearse struct {
 	Seed int64
 	// Report, when set, is where the HTML report is written.
 	Report string
+	// Profile, when set, replaces the scenario's profile.
+	Profile string
+	// TimeScale multiplies every simulated delay of the cluster (default 1).
+	TimeScale float64
 	// StallTimeout is the controller's stall timeout (default 20s).
 	StallTimeout time.Duration
 	// PluginsDir holds Config Management Plugins for the controller.
@@ -87,6 +91,9 @@ func (r *Rehearse) defaults() {
 	if r.Workspace == "" {
 		r.Workspace = filepath.Join(DefaultWorkspace, "rehearse")
 	}
+	if r.TimeScale <= 0 {
+		r.TimeScale = 1
+	}
 }
 
 // Run runs the scenario's runs one after the other, prints the summary
@@ -110,6 +117,11 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 	if err := s.checkNeeds(filepath.Dir(r.LocalCluster)); err != nil {
 		return nil, err
 	}
+	if r.Profile != "" {
+		if r.Profile, err = existingFile("--profile", r.Profile); err != nil {
+			return nil, err
+		}
+	}
 	base, err := filepath.Abs(r.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("resolve workspace %s: %w", r.Workspace, err)
@@ -123,7 +135,8 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 		o := runOptions{
 			dir: dir, scenario: s, run: i, seed: r.Seed + int64(i) - 1,
 			ws:     Workspace{Dir: filepath.Join(base, fmt.Sprintf("%s-%d", s.Name, i))},
-			binary: r.LocalCluster, stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
+			binary: r.LocalCluster, profile: r.Profile, timeScale: r.TimeScale,
+			stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
 			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect, pluginsDir: r.PluginsDir,
 		}
 		if timeline != nil && r.Runs > 1 {

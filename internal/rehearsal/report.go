@@ -52,8 +52,9 @@ type RunResult struct {
 	Waiting []string `json:"waiting,omitempty"`
 	// Drawn are the values the run's seed drew (scenario randomize).
 	Drawn map[string]string `json:"drawn,omitempty"`
-	// WebhookRefused counts webhook calls the rehearsal's webhook refused
-	// because no backend pod was Ready.
+	// WebhookRefused counts the syncs that failed because the API server
+	// could not call an admission webhook (its Service had no ready
+	// endpoint).
 	WebhookRefused int         `json:"webhookRefused,omitempty"`
 	Apps           []AppRecord `json:"apps"`
 	Samples        []Sample    `json:"samples,omitempty"`
@@ -232,7 +233,7 @@ func (r *Report) writeRun(w io.Writer, run RunResult) error {
 	fmt.Fprintf(w, "\nnodes: %d at the start, %d at the end (%d Ready); pending pods at the end: %d (%d unschedulable)\n",
 		first.Nodes, last.Nodes, last.ReadyNodes, last.Pending, last.Unschedulable)
 	if run.WebhookRefused > 0 {
-		fmt.Fprintf(w, "webhook calls refused while no backend pod was Ready: %d\n", run.WebhookRefused)
+		fmt.Fprintf(w, "syncs failed calling a webhook without a ready endpoint: %d\n", run.WebhookRefused)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package rehearsal
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -28,7 +28,10 @@ type runOptions struct {
 	seed     int64
 	ws       Workspace
 	// binary is wavecd-localcluster.
-	binary       string
+	binary string
+	// profile overrides the scenario's; timeScale scales the cluster.
+	profile      string
+	timeScale    float64
 	stallTimeout time.Duration
 	timeout      time.Duration
 	settleFor    time.Duration
@@ -43,10 +46,10 @@ type runOptions struct {
 // stagedRun is a run's inputs, ready before any cluster starts.
 type stagedRun struct {
 	root     []*unstructured.Unstructured
-	settings []*unstructured.Unstructured
+	settings *settings.Settings
 	mirrors  source.Mirrors
-	cluster  string // absolute path of the cluster configuration, or ""
-	drawn    map[string]string
+	profile  string // absolute path of the cluster's profile, or ""
+	drawn    map[string]any
 }
 
 // runScenario runs a scenario once on a new local cluster in o.ws and
@@ -73,7 +76,7 @@ func runScenario(ctx context.Context, o runOptions) (res RunResult, err error) {
 		}
 		_ = os.RemoveAll(o.ws.Cluster())
 	}()
-	cfg, err := startRunCluster(ctx, cl, st.cluster, o.ws)
+	cfg, err := startRunCluster(ctx, cl, clusterStart{Nodes: 1, Profile: st.profile, TimeScale: o.timeScale}, o.ws)
 	if err != nil {
 		return res, err
 	}
@@ -124,21 +127,21 @@ func stage(o runOptions) (*stagedRun, error) {
 			return nil, err
 		}
 	}
-	if s.Cluster != "" {
-		st.cluster = filepath.Join(o.dir, s.Cluster)
+	switch {
+	case o.profile != "":
+		st.profile = o.profile
+	case s.Profile != "":
+		st.profile = filepath.Join(o.dir, s.Profile)
 	}
 	return st, nil
 }
 
 // startRunCluster starts the run's cluster and returns its client config.
-func startRunCluster(ctx context.Context, cl localCluster, config string, ws Workspace) (*rest.Config, error) {
-	var err error
-	if config != "" {
-		err = cl.startConfig(ctx, config)
-	} else {
-		err = cl.start(ctx, 1)
+func startRunCluster(ctx context.Context, cl localCluster, start clusterStart, ws Workspace) (*rest.Config, error) {
+	if start.Profile != "" {
+		start.Nodes = 0
 	}
-	if err != nil {
+	if err := cl.start(ctx, start); err != nil {
 		return nil, err
 	}
 	if err := cl.copyKubeconfig(ws.Kubeconfig()); err != nil {
@@ -152,10 +155,10 @@ func startRunCluster(ctx context.Context, cl localCluster, config string, ws Wor
 	return cfg, nil
 }
 
-// follow runs the webhooks, the controller and the watches, applies the
-// root and judges the run.
+// follow runs the controller and the watches, applies the root and
+// judges the run.
 func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, b *bootstrap) (RunResult, error) {
-	res := RunResult{Run: o.run, Seed: o.seed, Drawn: st.drawn}
+	res := RunResult{Run: o.run, Seed: o.seed, Drawn: map[string]string{}}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return res, fmt.Errorf("build client: %w", err)
@@ -163,15 +166,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	values := map[string]any{}
 	for path, v := range st.drawn {
 		setPath(values, path, v)
-	}
-	hooks, err := startWebhooks(client, o.scenario.Webhooks, values)
-	defer func() {
-		for _, h := range hooks {
-			h.stop()
-		}
-	}()
-	if err != nil {
-		return res, err
+		res.Drawn[path] = fmt.Sprint(v)
 	}
 	root, err := scenarioRoot(st.root, o.scenario, values)
 	if err != nil {
@@ -190,7 +185,11 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	}
 	defer stopController()
 	rec := &timelineRecorder{out: o.out}
-	p := &printer{out: rec, start: time.Now()}
+	p := &printer{out: rec, start: time.Now(), scale: o.timeScale}
+	sayWarnings(p, st.settings)
+	if err := expect(ctx, p, b, root, st.mirrors, o.ws.Cache()); err != nil {
+		return res, err
+	}
 	t := newTracker(p.start, rootNames(root))
 	smp := newSampler(client, p.start)
 	go smp.run(watchCtx)
@@ -204,26 +203,8 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	res = j.result(res, t, end)
 	res.Samples = smp.result(round1(end))
 	res.Timeline = rec.lines
-	for _, h := range hooks {
-		res.WebhookRefused += h.refusedCalls()
-	}
+	res.WebhookRefused = t.webhookRefusals()
 	return res, err
-}
-
-// startWebhooks serves the scenario's webhooks and sets each one's url and
-// caBundle in values.
-func startWebhooks(client kubernetes.Interface, specs []ScenarioWebhook, values map[string]any) ([]*webhookServer, error) {
-	var hooks []*webhookServer
-	for _, spec := range specs {
-		h, err := startWebhook(client, spec)
-		if err != nil {
-			return hooks, err
-		}
-		hooks = append(hooks, h)
-		setPath(values, spec.Values+".url", h.url)
-		setPath(values, spec.Values+".caBundle", base64.StdEncoding.EncodeToString(h.caBundle))
-	}
-	return hooks, nil
 }
 
 func rootNames(root []*unstructured.Unstructured) []string {

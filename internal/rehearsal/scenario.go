@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -31,11 +31,13 @@ type Scenario struct {
 	Description string `json:"description"`
 	// Root is the root manifest (default apps/root.yaml).
 	Root string `json:"root,omitempty"`
-	// Settings is a file of settings objects (argocd-cm); none when empty.
+	// Settings is a file of settings objects (argocd-cm) or an argo-cd Helm
+	// chart values file; none when empty.
 	Settings string `json:"settings,omitempty"`
-	// Cluster is the local cluster's configuration file (node groups, CNI
-	// mode); one plain node when empty.
-	Cluster string `json:"cluster,omitempty"`
+	// Profile is the local cluster's rehearsal profile (node groups, CNI
+	// mode, images that run a process, workload overrides, an ingress
+	// controller); one plain node when empty.
+	Profile string `json:"profile,omitempty"`
 	// Expect is the verdict the scenario is meant to reach, for the report.
 	Expect string `json:"expect,omitempty"`
 	// Needs are files that must be next to the wavecd-localcluster binary
@@ -46,12 +48,14 @@ type Scenario struct {
 	// Files are added to the served snapshot from next to the
 	// wavecd-localcluster binary, such as Karpenter's CRDs.
 	Files []ScenarioFile `json:"files,omitempty"`
-	// Webhooks are admission webhooks the rehearsal serves in place of
-	// pods the API server cannot reach.
-	Webhooks []ScenarioWebhook `json:"webhooks,omitempty"`
-	// Randomize maps a dotted path of the root's values to a duration
-	// range ("1s-6s"); each run draws a value from its seed.
+	// Randomize maps a dotted path of the root's values to a range of
+	// durations ("1s-6s") or of whole numbers ("1-6", such as a probe's
+	// initialDelaySeconds); each run draws a value from its seed.
 	Randomize map[string]string `json:"randomize,omitempty"`
+	// Cluster and Webhooks are keys of earlier versions, refused with what
+	// replaced them.
+	Cluster  any `json:"cluster,omitempty"`
+	Webhooks any `json:"webhooks,omitempty"`
 }
 
 // ScenarioFile is a file or folder added to the snapshot.
@@ -60,19 +64,6 @@ type ScenarioFile struct {
 	From string `json:"from"`
 	// To is its path in the snapshot; its parent folder must exist.
 	To string `json:"to"`
-}
-
-// ScenarioWebhook is a webhook served by the rehearsal.
-type ScenarioWebhook struct {
-	// Backend names the pods that serve the webhook on a real cluster:
-	// the webhook answers while one of them is Ready, and fails otherwise.
-	Backend struct {
-		Namespace string `json:"namespace"`
-		Selector  string `json:"selector"`
-	} `json:"backend"`
-	// Values is the dotted path of the root's values that receives the
-	// webhook's url and caBundle.
-	Values string `json:"values"`
 }
 
 // scenarioFile is the part of a scenario file wavecd reads.
@@ -129,7 +120,14 @@ func orNone(list []string) string {
 // validate checks the scenario's fields, each error naming its field.
 func (s *Scenario) validate(dir string) error {
 	var errs []error
-	for _, f := range []struct{ field, path string }{{"root", s.Root}, {"settings", s.Settings}, {"cluster", s.Cluster}} {
+	if s.Cluster != nil {
+		errs = append(errs, errors.New("rehearsal.cluster: renamed rehearsal.profile (node groups and what else the cluster simulates)"))
+	}
+	if s.Webhooks != nil {
+		errs = append(errs, errors.New("rehearsal.webhooks: no longer needed: the local cluster answers a webhook backed by a Service "+
+			"while the Service has a ready endpoint, and fails it otherwise"))
+	}
+	for _, f := range []struct{ field, path string }{{"root", s.Root}, {"settings", s.Settings}, {"profile", s.Profile}} {
 		if f.path == "" {
 			continue
 		}
@@ -142,16 +140,8 @@ func (s *Scenario) validate(dir string) error {
 			errs = append(errs, fmt.Errorf("rehearsal.files[%d]: want from (a name in bin/) and to (a path in the repository)", i))
 		}
 	}
-	for i, w := range s.Webhooks {
-		if _, err := labels.Parse(w.Backend.Selector); err != nil || w.Backend.Selector == "" || w.Backend.Namespace == "" {
-			errs = append(errs, fmt.Errorf("rehearsal.webhooks[%d].backend: want namespace and a label selector", i))
-		}
-		if w.Values == "" {
-			errs = append(errs, fmt.Errorf("rehearsal.webhooks[%d].values: required", i))
-		}
-	}
 	for path, r := range s.Randomize {
-		if _, _, err := parseRange(r); err != nil {
+		if _, err := parseRange(r); err != nil {
 			errs = append(errs, fmt.Errorf("rehearsal.randomize[%s]: %w", path, err))
 		}
 	}
@@ -180,38 +170,61 @@ func (s *Scenario) checkNeeds(binDir string) error {
 	return nil
 }
 
-// parseRange parses "1s-6s".
-func parseRange(r string) (lo, hi time.Duration, err error) {
-	a, b, ok := strings.Cut(r, "-")
-	if !ok {
-		return 0, 0, fmt.Errorf("%q: want a range of durations such as 1s-6s", r)
-	}
-	if lo, err = time.ParseDuration(strings.TrimSpace(a)); err != nil {
-		return 0, 0, fmt.Errorf("%q: %w", r, err)
-	}
-	if hi, err = time.ParseDuration(strings.TrimSpace(b)); err != nil {
-		return 0, 0, fmt.Errorf("%q: %w", r, err)
-	}
-	if hi < lo {
-		return 0, 0, fmt.Errorf("%q: the range ends before it starts", r)
-	}
-	return lo, hi, nil
+// valueRange is a range to draw values from: durations, or whole numbers.
+type valueRange struct {
+	lo, hi  int64
+	numbers bool
 }
 
-// draw picks each randomized value for a run's seed, rounded to 100ms:
-// dotted path -> duration string.
-func (s *Scenario) draw(seed int64) map[string]string {
+// parseRange parses "1s-6s" or "1-6".
+func parseRange(r string) (valueRange, error) {
+	a, b, ok := strings.Cut(r, "-")
+	if !ok {
+		return valueRange{}, fmt.Errorf("%q: want a range of durations such as 1s-6s, or of whole numbers such as 1-6", r)
+	}
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	var vr valueRange
+	if lo, err := strconv.ParseInt(a, 10, 32); err == nil {
+		hi, err := strconv.ParseInt(b, 10, 32)
+		if err != nil {
+			return valueRange{}, fmt.Errorf("%q: %w", r, err)
+		}
+		vr = valueRange{lo: lo, hi: hi, numbers: true}
+	} else {
+		lo, err := time.ParseDuration(a)
+		if err != nil {
+			return valueRange{}, fmt.Errorf("%q: %w", r, err)
+		}
+		hi, err := time.ParseDuration(b)
+		if err != nil {
+			return valueRange{}, fmt.Errorf("%q: %w", r, err)
+		}
+		vr = valueRange{lo: int64(lo), hi: int64(hi)}
+	}
+	if vr.hi < vr.lo {
+		return valueRange{}, fmt.Errorf("%q: the range ends before it starts", r)
+	}
+	return vr, nil
+}
+
+// draw picks each randomized value for a run's seed: dotted path ->
+// duration string (rounded to 100ms) or whole number.
+func (s *Scenario) draw(seed int64) map[string]any {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	paths := make([]string, 0, len(s.Randomize))
 	for p := range s.Randomize {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths) // a seed gives the same values whatever the map order
-	out := map[string]string{}
+	out := map[string]any{}
 	for _, p := range paths {
-		lo, hi, _ := parseRange(s.Randomize[p])
-		d := lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
-		out[p] = d.Round(100 * time.Millisecond).String()
+		vr, _ := parseRange(s.Randomize[p])
+		v := vr.lo + rng.Int64N(vr.hi-vr.lo+1)
+		if vr.numbers {
+			out[p] = v
+			continue
+		}
+		out[p] = time.Duration(v).Round(100 * time.Millisecond).String()
 	}
 	return out
 }

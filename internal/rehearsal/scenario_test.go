@@ -23,8 +23,8 @@ func TestLoadScenario(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if s.Description == "" || s.Settings == "" || s.Cluster == "" || s.Build != "make karpenter" {
-			t.Errorf("%s: %+v, want a description, settings, a cluster and how to build Karpenter", name, s)
+		if s.Description == "" || s.Settings == "" || s.Profile == "" || s.Build != "make karpenter" {
+			t.Errorf("%s: %+v, want a description, settings, a profile and how to build Karpenter", name, s)
 		}
 	}
 	tests := map[string]struct {
@@ -44,16 +44,27 @@ func TestLoadScenario(t *testing.T) {
 		"bad fields": {
 			files: map[string]string{"scenarios/a.yaml": `rehearsal:
   root: missing.yaml
+  profile: profiles/none.yaml
   files: [{from: ../etc, to: x}]
-  webhooks: [{backend: {namespace: kube-system, selector: "a in ("}}]
-  randomize: {x.y: 6s-1s}
+  randomize: {x.y: 6s-1s, x.z: 1-2s}
 `},
 			name: "a",
 			wantErr: "scenario scenarios/a.yaml: rehearsal.root: stat DIR/missing.yaml: no such file or directory\n" +
+				"rehearsal.profile: stat DIR/profiles/none.yaml: no such file or directory\n" +
 				"rehearsal.files[0]: want from (a name in bin/) and to (a path in the repository)\n" +
-				"rehearsal.webhooks[0].backend: want namespace and a label selector\n" +
-				"rehearsal.webhooks[0].values: required\n" +
-				`rehearsal.randomize[x.y]: "6s-1s": the range ends before it starts`,
+				`rehearsal.randomize[x.y]: "6s-1s": the range ends before it starts` + "\n" +
+				`rehearsal.randomize[x.z]: "1-2s": strconv.ParseInt: parsing "2s": invalid syntax`,
+		},
+		"keys of earlier versions": {
+			files: map[string]string{"scenarios/a.yaml": `rehearsal:
+  root: r.yaml
+  cluster: clusters/x.yaml
+  webhooks: [{values: a.b}]
+`, "r.yaml": ""},
+			name: "a",
+			wantErr: "scenario scenarios/a.yaml: rehearsal.cluster: renamed rehearsal.profile (node groups and what else the cluster simulates)\n" +
+				"rehearsal.webhooks: no longer needed: the local cluster answers a webhook backed by a Service while the Service " +
+				"has a ready endpoint, and fails it otherwise",
 		},
 	}
 	for name, tc := range tests {
@@ -94,17 +105,22 @@ func TestScenarioDrawAndRoot(t *testing.T) {
 		t.Errorf("draw(1) = %v and %v, draw(2) = %v: want the same values for a seed, others for another", a, b, s.draw(2))
 	}
 	for path, v := range a {
-		lo, hi, _ := parseRange(s.Randomize[path])
-		if d, err := time.ParseDuration(v); err != nil || d < lo || d > hi {
-			t.Errorf("%s = %s, want within %s", path, v, s.Randomize[path])
+		vr, _ := parseRange(s.Randomize[path])
+		n, ok := v.(int64)
+		if !vr.numbers || !ok || n < vr.lo || n > vr.hi {
+			t.Errorf("%s = %v, want a whole number within %s", path, v, s.Randomize[path])
 		}
+	}
+	d, _ := (&Scenario{Randomize: map[string]string{"a": "1s-6s"}}).draw(3)["a"].(string)
+	if got, err := time.ParseDuration(d); err != nil || got < time.Second || got > 6*time.Second || got != got.Round(100*time.Millisecond) {
+		t.Errorf("a drawn duration %q, want 1s to 6s in steps of 100ms", d)
 	}
 	root, err := readRoot(filepath.Join(calicoKarpenter, s.Root), Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	values := map[string]any{}
-	setPath(values, "apps.calico.values.readyDelay.typha", "2s")
+	setPath(values, "apps.calico.values.readinessDelay.typha", int64(2))
 	setPath(values, "apps.calico.enabled", true)
 	out, err := scenarioRoot(root, s, values)
 	if err != nil {
@@ -113,7 +129,7 @@ func TestScenarioDrawAndRoot(t *testing.T) {
 	helm := out[0].Object["spec"].(map[string]any)["source"].(map[string]any)["helm"]
 	want := map[string]any{
 		"valueFiles":   []any{"values.yaml", "../scenarios/no-health-lbc.yaml"},
-		"valuesObject": map[string]any{"apps": map[string]any{"calico": map[string]any{"enabled": true, "values": map[string]any{"readyDelay": map[string]any{"typha": "2s"}}}}},
+		"valuesObject": map[string]any{"apps": map[string]any{"calico": map[string]any{"enabled": true, "values": map[string]any{"readinessDelay": map[string]any{"typha": int64(2)}}}}},
 	}
 	if diff := cmp.Diff(want, helm); diff != "" {
 		t.Errorf("root's helm (-want +got):\n%s", diff)

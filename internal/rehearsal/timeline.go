@@ -58,6 +58,9 @@ type appTrack struct {
 	manual, manualShown bool
 	// failed is the message of the last sync when it failed, else "".
 	failed string
+	// refused counts the syncs that ended failed because the API server
+	// could not call an admission webhook.
+	refused int
 }
 
 // podTrack is what the timeline knows about one Pod.
@@ -98,10 +101,15 @@ func newAppTrack(name string, root bool) *appTrack {
 type line struct {
 	at   time.Duration
 	text string
+	// scale, when neither 0 nor 1, adds the time at full scale.
+	scale float64
 }
 
 func (l line) String() string {
-	return fmt.Sprintf("[%5.1fs] %s", l.at.Seconds(), l.text)
+	if l.scale == 0 || l.scale == 1 {
+		return fmt.Sprintf("[%5.1fs] %s", l.at.Seconds(), l.text)
+	}
+	return fmt.Sprintf("[%5.1fs | %6.1fs] %s", l.at.Seconds(), l.at.Seconds()/l.scale, l.text)
 }
 
 // observe records an event and returns the lines it is worth.
@@ -123,6 +131,16 @@ func (t *tracker) observe(o observation) []line {
 		out[i] = line{at: at, text: s}
 	}
 	return out
+}
+
+// webhookRefusals counts the syncs a webhook without a ready endpoint
+// failed, over every app.
+func (t *tracker) webhookRefusals() int {
+	n := 0
+	for _, a := range t.apps {
+		n += a.refused
+	}
+	return n
 }
 
 func (t *tracker) app(name string) *appTrack {
@@ -294,6 +312,9 @@ func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
 		out = append(out, "sync started"+how)
 	}
 	if !running && a.running {
+		if strings.Contains(op.Message, "failed calling webhook") {
+			a.refused++
+		}
 		msg := strings.ToLower(string(op.Phase))
 		if op.Phase != v1alpha1.OperationSucceeded && op.Message != "" {
 			msg += ": " + op.Message

@@ -147,15 +147,15 @@ var timelineCases = map[string]struct {
 		events: []observation{
 			appAt("web", 1, nil),
 			podAt(2, 0, false, ""),
-			podAt(3, 1, false, "exit 1: redis.cache:6379 has no ready endpoint"),
-			podAt(3.5, 1, false, "exit 1: redis.cache:6379 has no ready endpoint"),
+			podAt(3, 1, false, "needs Service cache/redis:6379 (named in its args), no ready endpoint"),
+			podAt(3.5, 1, false, "needs Service cache/redis:6379 (named in its args), no ready endpoint"),
 			podAt(5, 2, false, "again"),
 			podAt(9, 2, true, "again"),
 		},
 		want: []string{
 			"[  1.0s] web      created",
-			"[  3.0s] pod web/web-7d9-x crashed (CrashLoopBackOff, restarts=1): exit code 1, exit 1: redis.cache:6379 has no ready endpoint",
-			"[  5.0s] pod web/web-7d9-x crashed (CrashLoopBackOff, restarts=2): exit code 1, again",
+			"[  3.0s] pod web/web-7d9-x crashed: needs Service cache/redis:6379 (named in its args), no ready endpoint (exit code 1, CrashLoopBackOff, restarts=1)",
+			"[  5.0s] pod web/web-7d9-x crashed: again (exit code 1, CrashLoopBackOff, restarts=2)",
 			"[  9.0s] pod web/web-7d9-x ready after 2 restarts",
 		},
 	},
@@ -300,5 +300,24 @@ web         0     3.0s       3.0s        0
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestLineShowsTheTimeAtFullScale(t *testing.T) {
+	tests := map[string]struct {
+		l    line
+		want string
+	}{
+		"real time":           {l: line{at: 4200 * time.Millisecond, text: "x"}, want: "[  4.2s] x"},
+		"a scale of 1":        {l: line{at: 4200 * time.Millisecond, text: "x", scale: 1}, want: "[  4.2s] x"},
+		"ten times faster":    {l: line{at: 18 * time.Second, text: "redis ready", scale: 0.1}, want: "[ 18.0s |  180.0s] redis ready"},
+		"twenty times faster": {l: line{at: 2500 * time.Millisecond, text: "y", scale: 0.05}, want: "[  2.5s |   50.0s] y"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.l.String(); got != tc.want {
+				t.Errorf("String() = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -31,9 +32,15 @@ type Up struct {
 	Repo string
 	// Root is the root manifest's path inside Repo (default apps/root.yaml).
 	Root string
-	// Settings is a file of settings objects (argocd-cm); "" removes any
-	// argocd-cm an earlier run left.
+	// Settings is a file of settings objects (argocd-cm) or an argo-cd
+	// Helm chart values file; "" removes any argocd-cm an earlier run left.
 	Settings string
+	// Profile is the local cluster's rehearsal profile: node groups, CNI
+	// mode, images that run a process, workload overrides, an ingress
+	// controller. Without one the cluster has Nodes plain nodes.
+	Profile string
+	// TimeScale multiplies every simulated delay of the cluster (default 1).
+	TimeScale float64
 	// Mirrors are extra URL=PATH mirrors for the controller.
 	Mirrors []string
 	// PluginsDir holds Config Management Plugins for the controller.
@@ -88,6 +95,9 @@ func (u *Up) defaults() {
 	if u.SettleFor <= 0 {
 		u.SettleFor = 2 * time.Second
 	}
+	if u.TimeScale <= 0 {
+		u.TimeScale = 1
+	}
 }
 
 // session is what a prepared rehearsal runs with.
@@ -95,7 +105,7 @@ type session struct {
 	ws       Workspace
 	cfg      *rest.Config
 	repo     servedRepo
-	settings []*unstructured.Unstructured
+	settings *settings.Settings
 	mirrors  source.Mirrors
 }
 
@@ -103,7 +113,7 @@ type session struct {
 // then stops the controller and leaves the cluster running.
 func (u *Up) Run(ctx context.Context) error {
 	u.defaults()
-	p := &printer{out: u.Out, start: time.Now()}
+	p := &printer{out: u.Out, start: time.Now(), scale: u.TimeScale}
 	s, closeLog, err := u.prepare(ctx, p)
 	if err != nil {
 		return err
@@ -156,11 +166,17 @@ func (u *Up) prepare(ctx context.Context, p *printer) (*session, func(), error) 
 	return s, func() { log.Close() }, nil
 }
 
-// readInputs reads the settings file and the --mirror flags.
+// readInputs reads the settings file, the profile's path and the
+// --mirror flags.
 func (u *Up) readInputs(s *session) error {
 	var err error
 	if u.Settings != "" {
 		if s.settings, err = readSettings(u.Settings, Namespace); err != nil {
+			return err
+		}
+	}
+	if u.Profile != "" {
+		if u.Profile, err = existingFile("--profile", u.Profile); err != nil {
 			return err
 		}
 	}
@@ -200,18 +216,22 @@ func (u *Up) serve(ctx context.Context, p *printer, s *session) error {
 // startCluster starts or reuses the local cluster and loads its kubeconfig.
 func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
 	cl := localCluster{binary: u.LocalCluster, dir: s.ws.Cluster()}
-	reused, st, err := cl.ensureRunning(ctx, u.Nodes)
+	start := clusterStart{Nodes: u.Nodes, Profile: u.Profile, TimeScale: u.TimeScale}
+	if u.Profile != "" {
+		start.Nodes = 0
+	}
+	how, st, err := cl.ensureRunning(ctx, start, s.ws.ClusterStart())
 	if err != nil {
 		return err
 	}
 	if err := cl.copyKubeconfig(s.ws.Kubeconfig()); err != nil {
 		return err
 	}
-	how := "started"
-	if reused {
-		how = "reused"
-	}
 	p.say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
+	if u.TimeScale != 1 {
+		p.say("time scale %g: every simulated delay (probes, back-off, run times, node start-up) is %gx as long; "+
+			"lines show the rehearsal's seconds | the seconds at full scale", u.TimeScale, u.TimeScale)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.ws.Kubeconfig())
 	if err != nil {
 		return fmt.Errorf("load %s: %w", s.ws.Kubeconfig(), err)
@@ -229,6 +249,10 @@ func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
 		return err
 	}
 	if err := b.prepare(ctx, s.settings, s.mirrors); err != nil {
+		return err
+	}
+	sayWarnings(p, s.settings)
+	if err := expect(ctx, p, b, s.repo.root, s.mirrors, s.ws.Cache()); err != nil {
 		return err
 	}
 	settings := "none (argocd-cm removed)"
@@ -255,14 +279,59 @@ func displayPath(path string) string {
 	return path
 }
 
-// printer writes timeline lines stamped with the time since the start.
+// printer writes timeline lines stamped with the time since the start,
+// and with a time scale other than 1, the time at full scale as well.
 type printer struct {
 	out   io.Writer
 	start time.Time
+	scale float64
 }
 
 func (p *printer) say(format string, args ...any) {
 	p.print(line{at: time.Since(p.start), text: fmt.Sprintf(format, args...)})
 }
 
-func (p *printer) print(l line) { fmt.Fprintln(p.out, l.String()) }
+func (p *printer) print(l line) {
+	l.scale = p.scale
+	fmt.Fprintln(p.out, l.String())
+}
+
+// sayWarnings prints what the settings file left out.
+func sayWarnings(p *printer, s *settings.Settings) {
+	if s == nil {
+		return
+	}
+	for _, w := range s.Warnings {
+		p.say("settings: warning: %s", w)
+	}
+}
+
+// expect renders the bootstrap and tells the cluster which Services it
+// will hold, so clients of those a later wave creates crash-loop as on a
+// real cluster.
+func expect(ctx context.Context, p *printer, b *bootstrap, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) error {
+	inv := bootstrapServices(ctx, root, mirrors, filepath.Join(cacheDir, "inventory"))
+	for _, w := range inv.warnings {
+		p.say("inventory: warning: %s", w)
+	}
+	if err := b.expectServices(ctx, inv.services); err != nil {
+		return err
+	}
+	p.say("inventory: %s in %s rendered ahead", plural(len(inv.services), "Service"), plural(inv.apps, "Application"))
+	return nil
+}
+
+// existingFile returns path made absolute, or an error naming flag when
+// it is not a file.
+func existingFile(flag, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	} else if st.IsDir() {
+		return "", fmt.Errorf("%s %s: a folder, want a file", flag, path)
+	}
+	return abs, nil
+}

@@ -29,6 +29,10 @@ func NewWorkspace(dir string) (Workspace, error) {
 // Cluster is the local cluster's directory.
 func (w Workspace) Cluster() string { return filepath.Join(w.Dir, "cluster") }
 
+// ClusterStart records how the cluster was started, so a later run with
+// other options restarts it.
+func (w Workspace) ClusterStart() string { return filepath.Join(w.Dir, "cluster-start.json") }
+
 // Kubeconfig is the admin kubeconfig users point kubectl at.
 func (w Workspace) Kubeconfig() string { return filepath.Join(w.Dir, "kubeconfig") }
 
