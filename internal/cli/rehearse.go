@@ -79,6 +79,7 @@ func newRehearseCommand(s Streams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&r.Scenario, "scenario", "", "the scenario: scenarios/NAME.yaml of DIR")
 	f.IntVar(&r.Runs, "runs", 1, "how many runs, each on a new cluster")
+	f.StringVar(&r.Settings, "settings", "", "Argo CD settings (ConfigMaps and Secrets, or an argo-cd Helm chart values file), in place of the scenario's")
 	f.StringVar(&r.Profile, "profile", "", "rehearsal profile of the local cluster, in place of the scenario's")
 	f.Float64Var(&r.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")
 	f.Int64Var(&r.Seed, "seed", 1, "the first run's seed (values the scenario randomizes)")

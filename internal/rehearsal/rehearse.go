@@ -34,6 +34,8 @@ type Rehearse struct {
 	Seed int64
 	// Report, when set, is where the HTML report is written.
 	Report string
+	// Settings, when set, replaces the scenario's settings file.
+	Settings string
 	// Profile, when set, replaces the scenario's profile.
 	Profile string
 	// TimeScale multiplies every simulated delay of the cluster (default 1).
@@ -122,6 +124,11 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 	}
+	if r.Settings != "" {
+		if r.Settings, err = existingFile("--settings", r.Settings); err != nil {
+			return nil, err
+		}
+	}
 	base, err := filepath.Abs(r.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("resolve workspace %s: %w", r.Workspace, err)
@@ -135,7 +142,7 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 		o := runOptions{
 			dir: dir, scenario: s, run: i, seed: r.Seed + int64(i) - 1,
 			ws:     Workspace{Dir: filepath.Join(base, fmt.Sprintf("%s-%d", s.Name, i))},
-			binary: r.LocalCluster, profile: r.Profile, timeScale: r.TimeScale,
+			binary: r.LocalCluster, settings: r.Settings, profile: r.Profile, timeScale: r.TimeScale,
 			stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
 			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect, pluginsDir: r.PluginsDir,
 		}

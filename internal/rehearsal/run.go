@@ -29,7 +29,9 @@ type runOptions struct {
 	ws       Workspace
 	// binary is wavecd-localcluster.
 	binary string
-	// profile overrides the scenario's; timeScale scales the cluster.
+	// settings and profile override the scenario's; timeScale scales the
+	// cluster.
+	settings     string
 	profile      string
 	timeScale    float64
 	stallTimeout time.Duration
@@ -122,8 +124,12 @@ func stage(o runOptions) (*stagedRun, error) {
 		return nil, err
 	}
 	st.mirrors = rootMirrors(root, o.ws.Repo())
-	if s.Settings != "" {
-		if st.settings, err = readSettings(filepath.Join(o.dir, s.Settings), Namespace); err != nil {
+	settingsFile := o.settings
+	if settingsFile == "" && s.Settings != "" {
+		settingsFile = filepath.Join(o.dir, s.Settings)
+	}
+	if settingsFile != "" {
+		if st.settings, err = readSettings(settingsFile, Namespace); err != nil {
 			return nil, err
 		}
 	}
