@@ -109,12 +109,6 @@ func (m *mapper) notificationsSecret(section map[string]any) error {
 		data[k] = s
 	}
 	m.unknown("notifications.secret", section, map[string]bool{"create": true, "name": true, "items": true, "labels": true, "annotations": true})
-	o := newObject("Secret", name, m.opts.Namespace, object(section["annotations"]))
-	addLabels(o, object(section["labels"]))
-	o.Object["type"] = "Opaque"
-	if len(data) > 0 {
-		o.Object["data"] = encoded(data)
-	}
-	m.out.Objects = append(m.out.Objects, o)
+	m.addSecret(name, section, data)
 	return nil
 }

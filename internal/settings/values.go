@@ -61,9 +61,9 @@ func (m *mapper) configs(c map[string]any) error {
 		var err error
 		switch k {
 		case "cm":
-			err = m.configMap("configs.cm", ConfigMap, object(c[k]), "create", m.cmData)
+			err = m.configMap("configs.cm", ConfigMap, object(c[k]), "create", m.scalarData(false))
 		case "params":
-			err = m.configMap("configs.params", ParamsConfigMap, object(c[k]), "create", m.paramsData)
+			err = m.configMap("configs.params", ParamsConfigMap, object(c[k]), "create", m.scalarData(true))
 		case "rbac":
 			err = m.configMap("configs.rbac", RBACConfigMap, object(c[k]), "create", m.yamlData)
 		case "secret":
@@ -115,35 +115,24 @@ func (m *mapper) configMap(field, name string, section map[string]any, createKey
 	return nil
 }
 
-// cmData is argocd-cm's data: each value as text; empty ones are left
-// out, as the chart does.
-func (m *mapper) cmData(field string, section map[string]any) (map[string]string, error) {
-	out := map[string]string{}
-	for k, v := range section {
-		s, err := scalar(field+"."+k, v)
-		if err != nil {
-			m.warn("%v: left out", err)
-			continue
+// scalarData is a ConfigMap's data of a section's values as text, as the
+// chart's argocd-cm (which leaves empty values out) and
+// argocd-cmd-params-cm (which keeps them, keepEmpty) write it.
+func (m *mapper) scalarData(keepEmpty bool) dataFunc {
+	return func(field string, section map[string]any) (map[string]string, error) {
+		out := map[string]string{}
+		for k, v := range section {
+			s, err := scalar(field+"."+k, v)
+			if err != nil {
+				m.warn("%v: left out", err)
+				continue
+			}
+			if s != "" || keepEmpty {
+				out[k] = s
+			}
 		}
-		if s != "" {
-			out[k] = s
-		}
+		return out, nil
 	}
-	return out, nil
-}
-
-// paramsData is argocd-cmd-params-cm's data: each value as text.
-func (m *mapper) paramsData(field string, section map[string]any) (map[string]string, error) {
-	out := map[string]string{}
-	for k, v := range section {
-		s, err := scalar(field+"."+k, v)
-		if err != nil {
-			m.warn("%v: left out", err)
-			continue
-		}
-		out[k] = s
-	}
-	return out, nil
 }
 
 // yamlData is a section written as YAML, key by key (the chart's toYaml):
@@ -208,14 +197,19 @@ func (m *mapper) secret(section map[string]any) error {
 		data[k] = s
 	}
 	m.unknown("configs.secret", section, known)
-	o := newObject("Secret", Secret, m.opts.Namespace, object(section["annotations"]))
+	m.addSecret(Secret, section, data)
+	return nil
+}
+
+// addSecret adds an Opaque Secret with a section's annotations and labels.
+func (m *mapper) addSecret(name string, section map[string]any, data map[string]string) {
+	o := newObject("Secret", name, m.opts.Namespace, object(section["annotations"]))
 	addLabels(o, object(section["labels"]))
 	o.Object["type"] = "Opaque"
 	if len(data) > 0 {
 		o.Object["data"] = encoded(data)
 	}
 	m.out.Objects = append(m.out.Objects, o)
-	return nil
 }
 
 // repoSecrets maps configs.repositories (or credentialTemplates) to one
