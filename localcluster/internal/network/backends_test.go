@@ -1,10 +1,13 @@
 package network
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -40,5 +43,33 @@ func TestChooseBackend(t *testing.T) {
 				t.Errorf("choose() = %q, %q; want %q, %q", got, why, tc.Want, tc.Why)
 			}
 		})
+	}
+}
+
+func TestServingCertFromThePodsSecrets(t *testing.T) {
+	caPEM, caKey := newTestCA(t, "webhook-ca", nil, nil)
+	certPEM, keyPEM := newTestCA(t, "lbc.kube-system.svc", caPEM, caKey)
+	secrets := map[string]map[string][]byte{
+		"kube-system/webhook-tls": {"tls.crt": certPEM, "tls.key": keyPEM},
+		"kube-system/other":       {"cert.pem": []byte("not a certificate"), "key.pem": keyPEM},
+	}
+	b := PodBackends{Secret: func(_ context.Context, ns, name string) (map[string][]byte, error) {
+		if d, ok := secrets[ns+"/"+name]; ok {
+			return d, nil
+		}
+		return nil, fmt.Errorf("secret %s/%s not found", ns, name)
+	}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "lbc", Namespace: "kube-system"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "a", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "missing"}}},
+		{Name: "b", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "other"}}},
+			{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "webhook-tls"}}},
+		}}}},
+	}}}
+	if c := b.ServingCert(t.Context(), pod, "lbc.kube-system.svc"); c == nil || c.Leaf.Subject.CommonName != "lbc.kube-system.svc" {
+		t.Errorf("ServingCert for the Service's name = %v, want the mounted certificate", c)
+	}
+	if c := b.ServingCert(t.Context(), pod, "other.kube-system.svc"); c != nil {
+		t.Errorf("ServingCert for another name = %v, want none", c.Leaf.Subject)
 	}
 }

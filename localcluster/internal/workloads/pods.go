@@ -28,6 +28,10 @@ import (
 // kwokNodeAnnotation marks the nodes the cluster simulates.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
+// nodeWait is how soon a pod bound to a node the cache does not hold yet
+// is looked at again.
+const nodeWait = 500 * time.Millisecond
+
 // podController is the simulated kubelet of the pods on the cluster's
 // nodes: it admits them (addresses, waiting containers), runs them as
 // package kubelet plans, and removes deleted ones. Process-backed pods it
@@ -157,8 +161,11 @@ func (c *podController) sync(ctx context.Context, key string) (time.Duration, er
 		return 0, err
 	}
 	node, err := c.nodes.Get(p.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		return nodeWait, nil // a node just made, not in the cache yet
+	}
 	if err != nil || node.Annotations[kwokNodeAnnotation] != "fake" {
-		return 0, nil // not on a simulated node (yet): a node event does not bring it back, a pod update will
+		return 0, nil // not on a simulated node
 	}
 	_, process := processName(p, c.procs)
 	s, settingsErr := kubelet.SettingsFor(p, c.sim.Workloads, c.sim.TimeScale)
