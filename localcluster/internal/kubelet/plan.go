@@ -110,6 +110,7 @@ func (pl *planner) initContainers() (time.Time, bool) {
 			continue
 		case cs.State.Waiting != nil:
 			pl.start(c, cs, true, at, true)
+			cs.Started = ptr.To(true)
 		}
 		if sidecar {
 			cs.Ready = true
