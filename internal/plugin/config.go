@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,13 +185,18 @@ type folder struct {
 }
 
 // readFolder reads the plugin files (*.yaml, *.yml) and sidecar sockets
-// of dir. A name given twice is an error naming both places.
+// of dir. A name given twice is an error naming both places. A folder that
+// does not exist holds no plugin, as in Argo CD: an install whose
+// controller always names the sidecars' folder works without any.
 func readFolder(dir string) (*folder, error) {
+	f := &folder{sockets: map[string]string{}}
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plugins folder: %w", err)
 	}
-	f := &folder{sockets: map[string]string{}}
 	where := map[string]string{}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())

@@ -142,6 +142,24 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestMissingFolder: a plugins folder that does not exist holds no plugin
+// (an install names the sidecars' folder whether or not it has any), so a
+// plugin app gets the missing-plugin error and discovery finds nothing,
+// instead of every app failing to render.
+func TestMissingFolder(t *testing.T) {
+	set := NewSet(SetOptions{Dir: filepath.Join(t.TempDir(), "no-such-folder")})
+	tree := repoTree(t)
+	for name, plugin := range map[string]string{"named": "cue", "discovered": ""} {
+		t.Run(name, func(t *testing.T) {
+			_, err := set.Select(t.Context(), plugin, &Request{AppPath: "apps/cue", Env: appEnv(t, "apps/cue")}, tree)
+			var nf *NotFoundError
+			if !errors.As(err, &nf) {
+				t.Fatalf("error = %v, want a NotFoundError", err)
+			}
+		})
+	}
+}
+
 func TestGenerateFailures(t *testing.T) {
 	tree := repoTree(t)
 	tests := map[string]struct {
