@@ -106,6 +106,10 @@ const (
 	// ApplicationConditionUnsupportedFieldWarning is wavecd's: the spec
 	// sets a field Argo CD honours that wavecd does not implement.
 	ApplicationConditionUnsupportedFieldWarning = "UnsupportedFieldWarning"
+	// ApplicationConditionRenderWarning is wavecd's: what a render
+	// skipped on purpose (files that parse but hold no Kubernetes object,
+	// symlinks not followed), so that no skip goes unseen.
+	ApplicationConditionRenderWarning = "RenderWarning"
 	// ApplicationConditionDependencyWait is wavecd's: a depends-on app is
 	// not yet Synced and Healthy, or the dependencies form a cycle.
 	ApplicationConditionDependencyWait = "DependencyWait"

@@ -40,6 +40,8 @@ type comparison struct {
 	sync      v1alpha1.SyncStatusCode
 	health    health.AppHealth
 	tracking  kube.Tracking
+	// warnings are what the render skipped on purpose.
+	warnings []string
 }
 
 // compareOptions say how to compare an app.
@@ -62,6 +64,7 @@ func (r *Reconciler) compare(ctx context.Context, tgt *target, app *v1alpha1.App
 	if err != nil {
 		return nil, err
 	}
+	cmp.warnings = res.Warnings
 	cmp.resources, cmp.health = r.resourceStatuses(app, cmp, s)
 	return cmp, nil
 }

@@ -48,7 +48,7 @@ func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.A
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh, Kustomize: s.Kustomize})
+	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh, Kustomize: s.Kustomize, Limits: s.Limits})
 	if err != nil {
 		return nil, err
 	}

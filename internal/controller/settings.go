@@ -41,6 +41,8 @@ type Settings struct {
 	Assessor     *health.Assessor
 	// Kustomize are kustomize.buildOptions and its per-version keys.
 	Kustomize render.KustomizeSettings
+	// Limits bound what a render reads and produces.
+	Limits render.Limits
 }
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
@@ -63,6 +65,11 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 	if err := s.parseStallTimeout(data, opts); err != nil {
 		return nil, err
 	}
+	limits, err := render.ParseLimits(data)
+	if err != nil {
+		return nil, err
+	}
+	s.Limits = limits
 	switch m := strings.TrimSpace(data[keyTrackingMethod]); m {
 	case "", "annotation":
 	case "label":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -64,6 +65,11 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1
 		logctx.From(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
 	} else {
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
+		if len(cmp.warnings) > 0 {
+			setCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning, strings.Join(cmp.warnings, "; "), now)
+		} else {
+			clearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
+		}
 		r.applyComparison(app, cmp, now)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}

@@ -46,7 +46,7 @@ func (c *Cache) Get(key string) (*Result, bool) {
 		return nil, false
 	}
 	r := el.Value.(*cacheEntry).res
-	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions), Types: slices.Clone(r.Types)}, true
+	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions), Types: slices.Clone(r.Types), Size: r.Size}, true
 }
 
 // Put stores a copy of res under key, evicting the least recently used
@@ -82,6 +82,7 @@ func (r *Result) DeepCopy() *Result {
 		Warnings:  slices.Clone(r.Warnings),
 		Revisions: slices.Clone(r.Revisions),
 		Types:     slices.Clone(r.Types),
+		Size:      r.Size,
 	}
 	for i, o := range r.Objects {
 		out.Objects[i] = o.DeepCopy()

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gobwas/glob"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
@@ -40,18 +43,19 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
+	d := &dirReader{tree: req.Tree, limits: req.limits(), res: &Result{}, anyFile: opts.DisableExtensionFilter}
+	d.budget = NewBudget(d.limits.MaxDirectorySize, KeyMaxDirectorySize)
 	// jsonnetAt are the .jsonnet files found, and where their objects go.
 	var jsonnetAt []int
 	var jsonnetFiles []string
-	err = fs.WalkDir(req.Tree, root, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(req.Tree, root, func(p string, entry fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() {
+		if entry.IsDir() {
 			if p != root && !opts.Recurse {
 				return fs.SkipDir
 			}
@@ -61,18 +65,23 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 		if root == "." {
 			rel = p
 		}
-		if !opts.DisableExtensionFilter && !manifestFile.MatchString(d.Name()) || !filter.keep(rel) {
+		if !filter.keep(rel) {
 			return nil
 		}
 		if strings.HasSuffix(p, ".jsonnet") {
-			jsonnetAt, jsonnetFiles = append(jsonnetAt, len(res.Objects)), append(jsonnetFiles, p)
+			jsonnetAt, jsonnetFiles = append(jsonnetAt, len(d.res.Objects)), append(jsonnetFiles, p)
 			return nil
 		}
-		return readManifestFile(req.Tree, p, d, res)
+		return d.read(p, entry, opts.Recurse)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := req.budget().Take("manifests of "+root, d.budget.Used()); err != nil {
+		return nil, err
+	}
+	res := d.res
+	res.Size = d.budget.Used()
 	if len(jsonnetFiles) == 0 {
 		return res, nil
 	}
@@ -90,77 +99,146 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 	return res, nil
 }
 
-// readManifestFile adds the objects of one file to res. A file that has no
-// Kubernetes object in it and does not look like one is skipped with a
-// warning (it is probably a values or config file); a file that mixes
-// objects with broken documents is an error, as in Argo CD.
-func readManifestFile(tree *source.Tree, p string, d fs.DirEntry, res *Result) error {
-	if d.Type()&fs.ModeSymlink != 0 {
-		info, err := tree.Stat(p)
-		if err != nil {
+// dirReader reads the files of one Directory source.
+type dirReader struct {
+	tree   *source.Tree
+	limits Limits
+	budget *Budget
+	res    *Result
+	// anyFile reads every file, not only .yaml, .yml and .json ones
+	// (directory.disableExtensionFilter); one of another name that does
+	// not parse is skipped with a warning, not an error.
+	anyFile bool
+}
+
+// read adds the objects of one file to the result. A file that does not
+// parse as YAML or JSON is an error naming the file and line, as in Argo
+// CD: a render that left it out would prune what it defines. A file that
+// parses but holds no Kubernetes object (a values or config file) is
+// skipped with a warning, and so is a symlink that is not followed: every
+// skip is visible.
+func (d *dirReader) read(p string, entry fs.DirEntry, recurse bool) error {
+	manifest := manifestFile.MatchString(entry.Name())
+	if entry.Type()&fs.ModeSymlink != 0 {
+		info, err := d.tree.Stat(p)
+		switch {
+		case err != nil && manifest:
 			return err
-		}
-		if info.IsDir() {
+		case err != nil:
+			d.warn(p, err)
+			return nil
+		case info.IsDir():
+			if recurse {
+				d.warn(p, errors.New("a symlink to a folder is not followed"))
+			}
 			return nil
 		}
 	}
-	data, err := tree.ReadFile(p)
+	if !manifest && !d.anyFile {
+		return nil
+	}
+	data, err := d.tree.ReadFile(p)
 	if err != nil {
 		return err
 	}
-	objs, err := parseLenient(p, data)
-	if err == nil {
-		res.Objects = append(res.Objects, objs...)
-		return nil
-	}
-	if len(objs) > 0 || looksLikeManifest(data) {
+	if err := d.budget.Take(p, int64(len(data))); err != nil {
 		return err
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("skipped %s: %v", p, errors.Unwrap(err)))
+	objs, notObject, err := parseFile(p, data, d.limits.MaxManifestSize)
+	var parseErr *ParseError
+	if err != nil && !manifest && errors.As(err, &parseErr) {
+		notObject = parseErr.Err // not named as a manifest: a file of another kind
+	} else if err != nil {
+		return err
+	}
+	if notObject != nil {
+		d.warn(p, notObject)
+		return nil
+	}
+	d.res.Objects = append(d.res.Objects, objs...)
 	return nil
 }
 
-// parseLenient parses like parseManifests but returns the objects it could
-// decode along with the first error.
-func parseLenient(file string, data []byte) ([]*unstructured.Unstructured, error) {
-	if t := strings.TrimSpace(string(data)); strings.HasPrefix(t, "[") {
-		return parseJSONArray(file, []byte(t))
+func (d *dirReader) warn(p string, err error) {
+	d.res.Warnings = append(d.res.Warnings, fmt.Sprintf("skipped %s: %v", p, err))
+}
+
+// parseFile parses one file of a Directory source. A document that does
+// not parse is an error; so is one that parses but is not a Kubernetes
+// object in a file that has objects too. A file of documents that all
+// parse and none of which is an object returns notObject, the reason to
+// skip it.
+func parseFile(file string, data []byte, maxDoc int64) (objs []*unstructured.Unstructured, notObject, err error) {
+	values, err := decodeFile(file, data, maxDoc)
+	if err != nil {
+		return nil, nil, err
 	}
-	var out []*unstructured.Unstructured
-	var first error
-	for _, doc := range splitDocuments(data) {
-		v, err := decodeDocument(file, doc)
-		if err == nil && v == nil {
-			continue
-		}
-		var u *unstructured.Unstructured
-		if err == nil {
-			u, err = toObject(v)
-			if err != nil {
-				err = &ParseError{File: file, Line: doc.line, Err: err}
-			}
-		}
+	var firstNotObject error
+	for _, v := range values {
+		u, err := toObject(v.value)
 		if err != nil {
-			first = cmpFirst(first, err)
+			if firstNotObject == nil {
+				firstNotObject = &ParseError{File: file, Line: v.line, Err: err}
+			}
 			continue
 		}
-		out = append(out, u)
+		objs = append(objs, u)
 	}
-	return out, first
+	switch {
+	case firstNotObject != nil && len(objs) > 0:
+		return nil, nil, firstNotObject
+	case firstNotObject != nil:
+		return nil, errors.Unwrap(firstNotObject), nil
+	}
+	return objs, nil, nil
 }
 
-func cmpFirst(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
+// decoded is one value of a file and the line it starts on (0: unknown).
+type decoded struct {
+	value any
+	line  int
 }
 
-// looksLikeManifest is Argo CD's test for a broken manifest (as opposed to
-// an unrelated YAML file).
-func looksLikeManifest(data []byte) bool {
-	s := string(data)
-	return strings.Contains(s, "apiVersion:") && strings.Contains(s, "kind:") && strings.Contains(s, "metadata:")
+// decodeFile decodes every document of a YAML stream, or the items of a
+// JSON array; the first syntax error is returned with its line.
+func decodeFile(file string, data []byte, maxDoc int64) ([]decoded, error) {
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+		var items []any
+		if err := utiljson.Unmarshal(t, &items); err != nil {
+			return nil, &ParseError{File: file, Line: jsonErrorLine(data), Err: err}
+		}
+		out := make([]decoded, len(items))
+		for i, it := range items {
+			out[i] = decoded{value: it}
+		}
+		return out, nil
+	}
+	docs, err := splitDocuments(file, data, maxDoc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]decoded, 0, len(docs))
+	for _, doc := range docs {
+		v, err := decodeDocument(file, doc)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out = append(out, decoded{value: v, line: doc.line})
+		}
+	}
+	return out, nil
+}
+
+// jsonErrorLine is the line of the first JSON syntax error in data (0:
+// unknown).
+func jsonErrorLine(data []byte) int {
+	var syn *json.SyntaxError
+	if !errors.As(json.Unmarshal(data, new(any)), &syn) {
+		return 0
+	}
+	off := min(int(syn.Offset), len(data))
+	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
 // globFilter applies a Directory source's include and exclude globs.

@@ -78,6 +78,8 @@ type AppOptions struct {
 	Fresh bool
 	// Kustomize are argocd-cm's kustomize build options.
 	Kustomize KustomizeSettings
+	// Limits bound what the app's sources read and produce.
+	Limits Limits
 }
 
 // RenderApp renders every source of app for a destination with caps.
@@ -97,6 +99,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 		return nil, fmt.Errorf("application %s: %w", app.Name, err)
 	}
 	out := &Result{}
+	budget := NewBudget(opts.Limits.withDefaults().MaxAppSize, KeyMaxAppSize)
 	for i, src := range sources {
 		if isRefOnly(&src) {
 			out.Revisions = append(out.Revisions, checked.revision(i))
@@ -106,12 +109,18 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 		}
 		req := &Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src,
-			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh, Kustomize: opts.Kustomize,
+			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh, Kustomize: opts.Kustomize, Limits: opts.Limits,
 		}
 		res, err := e.Render(ctx, req)
+		if err == nil {
+			// A cached result was counted when it was rendered: charge
+			// its size to the app's total now.
+			err = budget.Take(sourceField(app.Spec.HasMultipleSources(), i)+" rendered manifests", res.Size)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("application %s: %s: %w", app.Name, sourceField(app.Spec.HasMultipleSources(), i), err)
 		}
+		out.Size += res.Size
 		out.Objects = append(out.Objects, res.Objects...)
 		out.Warnings = append(out.Warnings, res.Warnings...)
 		out.Revisions = append(out.Revisions, firstNonEmpty(checked.revision(i), firstRevision(res)))

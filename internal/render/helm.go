@@ -55,11 +55,15 @@ func (h *Helm) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := parseHelmOutput(text)
+	lim := req.limits()
+	if err := req.budget().Take("helm template of "+chartLabel(req, loaded.chart), int64(len(text))); err != nil {
+		return nil, err
+	}
+	objs, err := parseHelmOutput(text, lim.MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Objects: objs, Revisions: []string{loaded.revision}}, nil
+	return &Result{Objects: objs, Revisions: []string{loaded.revision}, Size: int64(len(text))}, nil
 }
 
 // loadedChart is a chart and where its files came from.
@@ -249,14 +253,19 @@ func templateText(r *release.Release, skipTests bool) string {
 var sourceComment = regexp.MustCompile(`(?m)^# Source: (.+)$`)
 
 // parseHelmOutput parses `helm template` text; errors name the template.
-func parseHelmOutput(text string) ([]*unstructured.Unstructured, error) {
+// A document over maxDoc bytes (0: no limit) is an error.
+func parseHelmOutput(text string, maxDoc int64) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, doc := range splitDocuments([]byte(text)) {
+	docs, err := splitDocuments("helm output", []byte(text), maxDoc)
+	if err != nil {
+		return nil, err
+	}
+	for _, doc := range docs {
 		file := "helm output"
 		if m := sourceComment.FindSubmatch(doc.data); m != nil {
 			file = string(m[1])
 		}
-		objs, err := parseManifests(file, doc.data)
+		objs, err := parseManifests(file, doc.data, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -165,7 +165,7 @@ func helmTemplate(t *testing.T, fixture string, req *Request, extra []string) []
 		}
 		args = append(args, a)
 	}
-	objs, err := parseHelmOutput(runHelm(t, chartDir, args...))
+	objs, err := parseHelmOutput(runHelm(t, chartDir, args...), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func helmTemplateVendored(t *testing.T, chartDir, archive string) []*unstructure
 		t.Fatal(err)
 	}
 	writeFiles(t, chart, map[string]string{"charts/" + filepath.Base(archive): string(data)})
-	objs, err := parseHelmOutput(runHelm(t, chart, "template", "bench", ".", "--namespace", "bench", "--kube-version", testKubeVersion))
+	objs, err := parseHelmOutput(runHelm(t, chart, "template", "bench", ".", "--namespace", "bench", "--kube-version", testKubeVersion), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestHelmRepositoryCharts(t *testing.T) {
 			if tc.version != "" {
 				args = append(args, "--version", tc.version)
 			}
-			want, err := parseHelmOutput(runHelm(t, t.TempDir(), args...))
+			want, err := parseHelmOutput(runHelm(t, t.TempDir(), args...), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,11 +74,15 @@ func (k Kustomize) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", req.Source.Path, err)
 	}
-	objs, err := parseManifests("kustomize output", out)
+	what := "kustomize build " + req.Source.Path
+	if err := req.budget().Take(what, int64(len(out))); err != nil {
+		return nil, err
+	}
+	objs, err := parseManifests(what, out, req.limits().MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}, Warnings: bo.warnings}, nil
+	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}, Warnings: bo.warnings, Size: int64(len(out))}, nil
 }
 
 // kustomizationFile returns the name of the kustomization file in dir.

@@ -27,7 +27,7 @@ func kubectlKustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
 	}
-	objs, err := parseManifests("kubectl kustomize", out)
+	objs, err := parseManifests("kubectl kustomize", out, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func (h *helmInflater) render(ctx context.Context, dir string, globals *types.He
 	if err != nil {
 		return nil, err
 	}
-	objs, err := parseHelmOutput(text)
+	objs, err := parseHelmOutput(text, h.req.limits().MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func kustomizeWithHelmCLI(t *testing.T, dir string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := parseManifests("kustomize", out)
+	objs, err := parseManifests("kustomize", out, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

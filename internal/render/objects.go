@@ -35,23 +35,30 @@ type document struct {
 	line int
 }
 
-// splitDocuments cuts a YAML stream at "---" lines.
-func splitDocuments(data []byte) []document {
+// splitDocuments cuts a YAML stream at "---" lines. The documents share
+// data's memory: nothing is copied, so a large input costs its own size
+// once, not once per step. A document over maxDoc bytes (0: no limit) is
+// a *SizeError naming file and the line it starts on, before anything of
+// it is decoded.
+func splitDocuments(file string, data []byte, maxDoc int64) ([]document, error) {
 	var docs []document
-	var cur bytes.Buffer
-	start := 1
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	for i, l := range lines {
-		trimmed := bytes.TrimRight(l, "\r\n")
-		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) {
-			docs = append(docs, document{data: bytes.Clone(cur.Bytes()), line: start})
-			cur.Reset()
-			start = i + 2
-			continue
+	start, startLine, line := 0, 1, 1
+	for pos := 0; pos < len(data); line++ {
+		end := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			end = pos + i + 1
 		}
-		cur.Write(l)
+		trimmed := bytes.TrimRight(data[pos:end], "\r\n")
+		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) {
+			docs = append(docs, document{data: data[start:pos:pos], line: startLine})
+			start, startLine = end, line+1
+		}
+		if maxDoc > 0 && int64(end-start) > maxDoc {
+			return nil, &SizeError{What: fmt.Sprintf("%s:%d: document", file, startLine), Size: int64(end - start), Limit: maxDoc, Setting: KeyMaxManifestSize}
+		}
+		pos = end
 	}
-	return append(docs, document{data: cur.Bytes(), line: start})
+	return append(docs, document{data: data[start:len(data):len(data)], line: startLine}), nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -128,12 +135,16 @@ func kindOf(v any) string {
 // parseManifests parses a YAML stream (or a JSON object or array) into
 // objects, strictly: any document that is not an object is an error naming
 // the file and line.
-func parseManifests(file string, data []byte) ([]*unstructured.Unstructured, error) {
+func parseManifests(file string, data []byte, maxDoc int64) ([]*unstructured.Unstructured, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
 		return parseJSONArray(file, t)
 	}
-	var out []*unstructured.Unstructured
-	for _, doc := range splitDocuments(data) {
+	docs, err := splitDocuments(file, data, maxDoc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, len(docs))
+	for _, doc := range docs {
 		v, err := decodeDocument(file, doc)
 		if err != nil {
 			return nil, err

@@ -76,7 +76,7 @@ func TestOCIChartsMatchHelmTemplate(t *testing.T) {
 			if tc.version != "" {
 				args = append(args, "--version", tc.version)
 			}
-			want, err := parseHelmOutput(manifestsOnly(runHelm(t, t.TempDir(), args...)))
+			want, err := parseHelmOutput(manifestsOnly(runHelm(t, t.TempDir(), args...)), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

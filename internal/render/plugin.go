@@ -32,11 +32,15 @@ func (p *Plugin) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := parseManifests("plugin "+used+" output", []byte(out))
+	what := "plugin " + used + " output"
+	if err := req.budget().Take(what, int64(len(out))); err != nil {
+		return nil, err
+	}
+	objs, err := parseManifests(what, []byte(out), req.limits().MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}}, nil
+	return &Result{Objects: objs, Revisions: []string{req.Tree.Revision()}, Size: int64(len(out))}, nil
 }
 
 // pluginEnv is what Argo CD hands a plugin for req.

@@ -47,6 +47,22 @@ type Request struct {
 	Fresh bool
 	// Kustomize are argocd-cm's kustomize build options.
 	Kustomize KustomizeSettings
+	// Limits bound the input read and the output produced; zero fields
+	// take the defaults.
+	Limits Limits
+	// Budget counts this source's output against Limits.MaxAppSize; nil
+	// starts a new one. Renderers charge what they produce to it.
+	Budget *Budget
+}
+
+func (r *Request) limits() Limits { return r.Limits.withDefaults() }
+
+// budget returns the request's budget, starting one if it has none.
+func (r *Request) budget() *Budget {
+	if r.Budget == nil {
+		r.Budget = NewBudget(r.limits().MaxAppSize, KeyMaxAppSize)
+	}
+	return r.Budget
 }
 
 // Result is what a render produced. Objects of a result that came from the
@@ -64,6 +80,9 @@ type Result struct {
 	// Types says how each source was rendered (Helm, Kustomize, Directory
 	// or Plugin), in spec order.
 	Types []SourceType
+	// Size is the number of bytes of manifests the render read or a tool
+	// produced, counted against the render limits.
+	Size int64
 }
 
 // SourceType is how a source is rendered.
