@@ -86,21 +86,18 @@ func Diff(ctx context.Context, cfg *rest.Config, app *v1alpha1.Application, opts
 	if err != nil {
 		return nil, err
 	}
-	return objectDiffs(ctx, cmp.diffs)
+	return objectDiffs(cmp.diffs), nil
 }
 
-func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, error) {
+func objectDiffs(results []diff.Result) []ObjectDiff {
 	var out []ObjectDiff
 	for _, d := range results {
 		if d.Status != diff.OutOfSync {
 			continue
 		}
-		if d.GVK.Group == "" && d.GVK.Kind == "Secret" {
-			masked, err := maskSecret(ctx, d)
-			if err != nil {
-				return nil, err
-			}
-			d = masked
+		if diff.IsSecret(d.GVK.GroupKind()) {
+			masks := map[string]string{} // Text is masked already, with masks of its own
+			d.Live, d.Predicted = diff.MaskSecretValues(d.Live, masks), diff.MaskSecretValues(d.Predicted, masks)
 		}
 		out = append(out, ObjectDiff{
 			Group: d.GVK.Group, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
@@ -111,25 +108,7 @@ func objectDiffs(ctx context.Context, results []diff.Result) ([]ObjectDiff, erro
 		a, b := out[i], out[j]
 		return strings.Join([]string{a.Group, a.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.Group, b.Kind, b.Namespace, b.Name}, "/")
 	})
-	return out, nil
-}
-
-// maskSecret diffs a Secret again with its values replaced by runs of
-// `+`: equal values get equal masks, so the diff still shows which keys
-// changed, as Argo CD shows it.
-func maskSecret(ctx context.Context, d diff.Result) (diff.Result, error) {
-	if d.Predicted == nil && !d.Extra {
-		d.Live = diff.MaskSecretValues(d.Live, map[string]string{})
-		return d, nil // the dry run failed: Text is its error, with no values
-	}
-	masks := map[string]string{}
-	live, predicted := diff.MaskSecretValues(d.Live, masks), diff.MaskSecretValues(d.Predicted, masks)
-	if d.Extra {
-		return diff.Extra(live)
-	}
-	res, err := diff.Compare(ctx, predicted, live, diff.Options{})
-	res.Missing = d.Missing
-	return res, err
+	return out
 }
 
 // Differ adapts Diff to internal/server's Differ, for the API server's

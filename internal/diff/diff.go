@@ -47,6 +47,8 @@ type Result struct {
 	Predicted *unstructured.Unstructured
 	Live      *unstructured.Unstructured
 	// Text is a unified diff from live to predicted; empty when Synced.
+	// A Secret's values are masked in it (MaskSecretValues), so it may be
+	// logged or shown.
 	Text string
 }
 
@@ -103,7 +105,14 @@ func finish(res Result) (Result, error) {
 		return res, nil
 	}
 	res.Status = OutOfSync
-	res.Text, err = unified(res.Live, res.Predicted)
+	live, predicted := res.Live, res.Predicted
+	if IsSecret(res.GVK.GroupKind()) {
+		// The text goes to logs, events and API responses: it never holds
+		// a value. Shared masks still show which keys changed.
+		masks := map[string]string{}
+		live, predicted = MaskSecretValues(live, masks), MaskSecretValues(predicted, masks)
+	}
+	res.Text, err = unified(live, predicted)
 	return res, err
 }
 

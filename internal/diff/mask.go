@@ -6,7 +6,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// IsSecret reports a core Secret, whose values are never shown.
+func IsSecret(gk schema.GroupKind) bool { return gk.Group == "" && gk.Kind == "Secret" }
 
 // MaskSecretValues returns a copy of obj (a Secret) with every value of
 // data and stringData replaced by a run of "+", as Argo CD shows them:
