@@ -31,6 +31,7 @@ type Script struct {
 
 	source     string
 	timeout    time.Duration
+	memory     uint64 // bytes a run may allocate; 0: LuaMemoryLimit
 	once       sync.Once
 	proto      *lua.FunctionProto
 	compileErr error
@@ -83,22 +84,46 @@ func (s *Script) Check(obj *unstructured.Unstructured) (*Status, error) {
 func (s *Script) run(L *lua.LState, fn *lua.LFunction, obj *unstructured.Unstructured) (*Status, error) {
 	L.SetGlobal("obj", toLua(L, obj.Object))
 	// gopher-lua stops a script only through a context. This one bounds the
-	// CPU a script may take; it is not the caller's cancellation, which a
-	// health check (no I/O, at most one second) does not need.
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	// CPU and the memory a script may take; it is not the caller's
+	// cancellation, which a health check (no I/O, at most one second) does
+	// not need.
+	timeout, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
+	ctx := newLuaBudget(timeout, s.memoryLimit())
 	L.SetContext(ctx)
 	defer L.RemoveContext()
 	L.Push(fn)
 	if err := L.PCall(0, 1, nil); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("lua script %s did not finish within %s: %w", s.Name, s.timeout, ctx.Err())
+		switch {
+		case ctx.refused != "":
+			return nil, fmt.Errorf("lua script %s for %s: %s, over its memory budget of %d MiB: %w",
+				s.Name, describeObject(obj), ctx.refused, s.memoryLimit()>>20, errLuaMemory)
+		case ctx.exceeded:
+			return nil, fmt.Errorf("lua script %s for %s: allocated more than its memory budget of %d MiB: %w",
+				s.Name, describeObject(obj), s.memoryLimit()>>20, errLuaMemory)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, fmt.Errorf("lua script %s for %s did not finish within %s: %w", s.Name, describeObject(obj), s.timeout, ctx.Err())
 		}
 		return nil, &ScriptError{Problem: "lua script failed", Err: err}
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
 	return decodeResult(ret)
+}
+
+func (s *Script) memoryLimit() uint64 {
+	if s.memory > 0 {
+		return s.memory
+	}
+	return LuaMemoryLimit
+}
+
+// describeObject names an object in messages: Kind namespace/name.
+func describeObject(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return obj.GetKind() + " " + ns + "/" + obj.GetName()
+	}
+	return obj.GetKind() + " " + obj.GetName()
 }
 
 // decodeResult turns the script's return value into a Status, the way Argo

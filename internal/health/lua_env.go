@@ -57,6 +57,7 @@ func newSafeState() *safeState {
 		L.Push(L.NewFunction(open))
 		L.Call(0, 0)
 	}
+	limitLibraries(L)
 	pristine := L.G.Global
 	// gopher-lua's string library is its own __index; a script could reach and
 	// change it through string.__index.
@@ -156,5 +157,6 @@ func newOpenState() *lua.LState {
 		MinimizeStackMemory: true,
 	})
 	L.OpenLibs()
+	limitLibraries(L)
 	return L
 }

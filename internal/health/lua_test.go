@@ -173,7 +173,7 @@ func TestLuaTimeout(t *testing.T) {
 			if elapsed := time.Since(start); elapsed > time.Second {
 				t.Errorf("run took %s, want it stopped after 50ms", elapsed)
 			}
-			want := "lua script spin.lua did not finish within 50ms: context deadline exceeded"
+			want := "lua script spin.lua for Widget w1 did not finish within 50ms: context deadline exceeded"
 			if err == nil || err.Error() != want {
 				t.Fatalf("error = %v, want %q", err, want)
 			}
