@@ -30,7 +30,11 @@ Argo CD.
 The server speaks HTTPS with the certificate of Secret argocd-server-tls
 (a self-signed one is generated and stored there when missing); --insecure
 serves plain HTTP. It reads and writes Applications directly: the controller
-(wavecd controller, or Argo CD's) runs the syncs it requests.`
+(wavecd controller, or Argo CD's) runs the syncs it requests.
+
+POST /api/webhook takes GitHub push events, as argocd-server does: the apps
+of the pushed repository and branch get a refresh (signed with
+webhook.github.secret of argocd-secret when that is set).`
 
 const serverExample = `  wavecd server --kubeconfig .wavecd/kubeconfig --insecure
   wavecd admin initial-password --kubeconfig .wavecd/kubeconfig

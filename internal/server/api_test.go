@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -660,5 +661,32 @@ func TestNoSecretInResponsesOrLogs(t *testing.T) {
 		if strings.Contains(logText, tok) {
 			t.Error("the log contains a session token")
 		}
+	}
+}
+
+// TestAPIServerServesWebhook: Git hosts pointed at the UI's address, as
+// with argocd-server, refresh the apps of a push.
+func TestAPIServerServesWebhook(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	push := `{"ref": "refs/heads/main", "repository": {"html_url": "https://git.example/guestbook", "default_branch": "main"},
+	  "commits": [{"modified": ["guestbook/deployment.yaml"]}]}`
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/webhook", strings.NewReader(push))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refreshed") {
+		t.Fatalf("POST /api/webhook = %d %q, want 200 refreshed", resp.StatusCode, body)
+	}
+	if got := h.app("guestbook").Annotations[appclient.RefreshAnnotation]; got != string(appclient.RefreshNormal) {
+		t.Errorf("guestbook's refresh annotation = %q after a push to its branch, want normal", got)
 	}
 }

@@ -73,5 +73,13 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		return nil, err
 	}
 	opts.API = api
+	// Git hosts may point their webhooks at the UI's address, as with
+	// argocd-server: refreshes go through the refresh annotation, which the
+	// controller acts on.
+	opts.Webhook = NewWebhook(WebhookOptions{
+		Apps:      appclient.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
+		Refresher: appclient.AnnotationRefresher{Client: kube},
+		Secrets:   SettingsSecret{Reader: kube, Namespace: o.Namespace},
+	})
 	return New(opts), nil
 }

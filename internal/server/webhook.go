@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -8,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -22,6 +25,10 @@ import (
 
 // DefaultMaxWebhookBytes caps a webhook body, as Argo CD's default does.
 const DefaultMaxWebhookBytes = 50 << 20
+
+// DefaultMaxConcurrentWebhooks bounds the webhook requests handled at
+// once: a flood is refused instead of queued.
+const DefaultMaxConcurrentWebhooks = 8
 
 // refreshTimeout bounds the refreshes one push triggers.
 const refreshTimeout = time.Minute
@@ -52,11 +59,15 @@ type WebhookOptions struct {
 	Secrets SecretSource
 	// MaxBodyBytes caps the body (default DefaultMaxWebhookBytes).
 	MaxBodyBytes int64
+	// MaxConcurrent bounds the requests handled at once (default
+	// DefaultMaxConcurrentWebhooks); more are refused with 503.
+	MaxConcurrent int
 }
 
 // Webhook handles POST /api/webhook from GitHub (events push and ping).
 type Webhook struct {
-	opts WebhookOptions
+	opts  WebhookOptions
+	slots chan struct{}
 }
 
 // NewWebhook returns a Webhook.
@@ -64,11 +75,20 @@ func NewWebhook(o WebhookOptions) *Webhook {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxWebhookBytes
 	}
-	return &Webhook{opts: o}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = DefaultMaxConcurrentWebhooks
+	}
+	return &Webhook{opts: o, slots: make(chan struct{}, o.MaxConcurrent)}
 }
 
 // ServeHTTP checks the request, then answers ping, refreshes on push and
-// ignores other events with 200.
+// ignores other events with 200. What an attacker can send costs little:
+// a body over the cap is refused from its Content-Length before it is
+// read, a request without the signature a secret asks for before its body
+// is read, and a body is streamed through the HMAC into a spool holding
+// at most 1 MiB in memory, decoded only once its signature matches. At
+// most MaxConcurrent requests are handled at once; more are refused with
+// 503.
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if r.Method != http.MethodPost {
@@ -76,14 +96,8 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "webhook accepts POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		http.Error(w, fmt.Sprintf("payload larger than %d bytes", h.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
-		return
-	case err != nil:
-		http.Error(w, "cannot read payload", http.StatusBadRequest)
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		h.refuseTooLarge(w)
 		return
 	}
 	event := r.Header.Get("X-GitHub-Event")
@@ -91,53 +105,152 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing X-GitHub-Event header: only GitHub webhooks are supported", http.StatusBadRequest)
 		return
 	}
-	if status, msg := h.verify(ctx, r, body); status != http.StatusOK {
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many webhook requests at once", http.StatusServiceUnavailable)
+		return
+	}
+	mac, status, msg := h.signature(ctx, r)
+	if status != http.StatusOK {
 		http.Error(w, msg, status)
+		return
+	}
+	ev, err := h.read(w, r, event, mac)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		h.refuseTooLarge(w)
+		return
+	case errors.Is(err, errBadSignature):
+		slog.WarnContext(ctx, "webhook rejected: signature mismatch", "remote", r.RemoteAddr)
+		http.Error(w, "X-Hub-Signature-256 does not match the payload and the webhook secret", http.StatusBadRequest)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	switch event {
 	case "ping":
 		writeText(w, http.StatusOK, "pong")
 	case "push":
-		h.handlePush(ctx, w, r, body)
+		h.handlePush(ctx, w, ev)
 	default:
 		slog.DebugContext(ctx, "webhook event ignored", "event", event)
 		writeText(w, http.StatusOK, fmt.Sprintf("event %q ignored", event))
 	}
 }
 
-// verify checks X-Hub-Signature-256 when a secret is configured. It never
+func (h *Webhook) refuseTooLarge(w http.ResponseWriter) {
+	http.Error(w, fmt.Sprintf("payload larger than %d bytes", h.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+}
+
+var errBadSignature = errors.New("signature mismatch")
+
+// read reads the body once, through the HMAC when mac is set, into a
+// spool that holds at most spoolMemory bytes in memory; only a body whose
+// signature matches (or any body when no secret is set) is decoded.
+func (h *Webhook) read(w http.ResponseWriter, r *http.Request, event string, mac *signedBody) (*pushEvent, error) {
+	var body io.Reader = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	if mac != nil {
+		body = io.TeeReader(body, mac.hash)
+	}
+	sp := &spool{}
+	defer sp.Close()
+	if _, err := io.Copy(sp, body); err != nil {
+		return nil, err
+	}
+	if mac != nil && !hmac.Equal(mac.want, mac.hash.Sum(nil)) {
+		return nil, errBadSignature
+	}
+	if event != "push" {
+		return nil, nil
+	}
+	content, err := sp.Reader()
+	if err != nil {
+		return nil, err
+	}
+	return decodePush(r, content)
+}
+
+// spoolMemory is how much of a webhook body is held in memory; the rest
+// goes to a temporary file until the signature is checked.
+const spoolMemory = 1 << 20
+
+// spool holds a body: its first spoolMemory bytes in memory, the rest in
+// a temporary file, removed by Close.
+type spool struct {
+	mem  bytes.Buffer
+	file *os.File
+}
+
+func (s *spool) Write(p []byte) (int, error) {
+	if s.file == nil && s.mem.Len()+len(p) <= spoolMemory {
+		return s.mem.Write(p)
+	}
+	if s.file == nil {
+		f, err := os.CreateTemp("", "wavecd-webhook-*")
+		if err != nil {
+			return 0, fmt.Errorf("spool webhook body: %w", err)
+		}
+		s.file = f
+	}
+	return s.file.Write(p)
+}
+
+// Reader reads the whole body from its start.
+func (s *spool) Reader() (io.Reader, error) {
+	if s.file == nil {
+		return bytes.NewReader(s.mem.Bytes()), nil
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("spool webhook body: %w", err)
+	}
+	return io.MultiReader(bytes.NewReader(s.mem.Bytes()), s.file), nil
+}
+
+func (s *spool) Close() {
+	if s.file != nil {
+		s.file.Close()
+		os.Remove(s.file.Name())
+	}
+}
+
+// signedBody is the HMAC a body must match.
+type signedBody struct {
+	hash hash.Hash
+	want []byte
+}
+
+// signature reads the webhook secret and the request's signature header
+// before the body is read; nil means no secret is configured. It never
 // logs the secret or the signature.
-func (h *Webhook) verify(ctx context.Context, r *http.Request, body []byte) (int, string) {
+func (h *Webhook) signature(ctx context.Context, r *http.Request) (*signedBody, int, string) {
 	if h.opts.Secrets == nil {
-		return http.StatusOK, ""
+		return nil, http.StatusOK, ""
 	}
 	secret, err := h.opts.Secrets.GitHubWebhookSecret(ctx)
 	if err != nil {
 		slog.ErrorContext(ctx, "cannot read the webhook secret", "error", err)
-		return http.StatusServiceUnavailable, "cannot read the webhook secret"
+		return nil, http.StatusServiceUnavailable, "cannot read the webhook secret"
 	}
 	if secret == "" {
-		return http.StatusOK, ""
+		return nil, http.StatusOK, ""
 	}
 	header := r.Header.Get("X-Hub-Signature-256")
 	if header == "" {
 		slog.WarnContext(ctx, "webhook rejected: signature missing", "remote", r.RemoteAddr)
-		return http.StatusBadRequest, "missing X-Hub-Signature-256 header: the webhook secret is set"
+		return nil, http.StatusBadRequest, "missing X-Hub-Signature-256 header: the webhook secret is set"
 	}
 	hexSig, ok := strings.CutPrefix(header, "sha256=")
 	got, err := hex.DecodeString(hexSig)
-	if !ok || err != nil {
+	if !ok || err != nil || len(got) != sha256.Size {
 		slog.WarnContext(ctx, "webhook rejected: malformed signature", "remote", r.RemoteAddr)
-		return http.StatusBadRequest, "malformed X-Hub-Signature-256 header: want sha256=<hex>"
+		return nil, http.StatusBadRequest, "malformed X-Hub-Signature-256 header: want sha256=<hex>"
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
-		slog.WarnContext(ctx, "webhook rejected: signature mismatch", "remote", r.RemoteAddr)
-		return http.StatusBadRequest, "X-Hub-Signature-256 does not match the payload and the webhook secret"
-	}
-	return http.StatusOK, ""
+	return &signedBody{hash: hmac.New(sha256.New, []byte(secret)), want: got}, http.StatusOK, ""
 }
 
 // pushEvent holds the fields of GitHub's push payload that matter here.
@@ -156,26 +269,12 @@ type pushEvent struct {
 	} `json:"commits"`
 }
 
-func (h *Webhook) handlePush(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) {
-	payload, err := formPayload(r, body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var ev pushEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		http.Error(w, "invalid push payload: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if ev.Ref == "" || ev.Repository.HTMLURL == "" && ev.Repository.CloneURL == "" {
-		http.Error(w, "invalid push payload: ref and repository.html_url are required", http.StatusBadRequest)
-		return
-	}
+func (h *Webhook) handlePush(ctx context.Context, w http.ResponseWriter, ev *pushEvent) {
 	if h.opts.Apps == nil || h.opts.Refresher == nil {
 		http.Error(w, "webhook refreshes are not configured", http.StatusServiceUnavailable)
 		return
 	}
-	push := newPush(&ev)
+	push := newPush(ev)
 	// GitHub gives up after 10 s and closes the connection; the refreshes
 	// go on regardless, within their own bound.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
@@ -195,18 +294,35 @@ func (h *Webhook) handlePush(ctx context.Context, w http.ResponseWriter, r *http
 	writeText(w, http.StatusOK, fmt.Sprintf("refreshed %d application(s)", refreshed))
 }
 
-// formPayload returns the JSON document of a push: the body itself, or its
+// decodePush decodes a push event from body: JSON as it streams, or the
 // `payload` field when GitHub sends application/x-www-form-urlencoded.
-func formPayload(r *http.Request, body []byte) ([]byte, error) {
+func decodePush(r *http.Request, body io.Reader) (*pushEvent, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if ct != "application/x-www-form-urlencoded" {
-		return body, nil
+	if ct == "application/x-www-form-urlencoded" {
+		raw, err := io.ReadAll(body)
+		if err != nil {
+			return nil, err
+		}
+		form, err := url.ParseQuery(string(raw))
+		if err != nil || form.Get("payload") == "" {
+			return nil, errors.New("invalid form payload: want a payload field")
+		}
+		body = strings.NewReader(form.Get("payload"))
 	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil || form.Get("payload") == "" {
-		return nil, errors.New("invalid form payload: want a payload field")
+	return parsePushEvent(body)
+}
+
+// parsePushEvent decodes GitHub's push payload and checks the fields a
+// refresh needs.
+func parsePushEvent(r io.Reader) (*pushEvent, error) {
+	var ev pushEvent
+	if err := json.NewDecoder(r).Decode(&ev); err != nil {
+		return nil, fmt.Errorf("invalid push payload: %w", err)
 	}
-	return []byte(form.Get("payload")), nil
+	if ev.Ref == "" || ev.Repository.HTMLURL == "" && ev.Repository.CloneURL == "" {
+		return nil, errors.New("invalid push payload: ref and repository.html_url are required")
+	}
+	return &ev, nil
 }
 
 // push is a parsed push event.
