@@ -61,6 +61,10 @@ Without --detach the cluster runs in the foreground until Ctrl-C. With
 --detach the command returns once the cluster is usable and the cluster keeps
 running in the background until "wavecd-localcluster stop --dir DIR".
 
+Signals to the supervisor (its PID is in DIR/state.json) simulate an API
+server outage: SIGUSR1 stops kube-apiserver, SIGUSR2 starts it again on the
+same port; etcd and the other components keep running.
+
 --config FILE reads node groups and CNI mode from a YAML file:
 
   nodeGroups:

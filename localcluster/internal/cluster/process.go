@@ -19,6 +19,9 @@ type child struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+	// stopped is set before the supervisor stops the child on purpose: its
+	// exit does not end the cluster.
+	stopped bool
 }
 
 // start runs `self component <name> args...` with its output in logPath.

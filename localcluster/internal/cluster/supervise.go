@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -43,24 +45,64 @@ type supervisor struct {
 
 // Run starts the cluster and blocks until ctx ends or a component dies,
 // then stops everything it started.
+//
+// SIGUSR1 stops kube-apiserver and SIGUSR2 starts it again on the same
+// port (etcd and the other components keep running), so tests can show
+// what clients do through an API server outage or restart.
 func Run(ctx context.Context, opts Options) (err error) {
 	s, err := newSupervisor(opts)
 	if err != nil {
 		return err
 	}
 	defer s.shutdown()
+	outage := make(chan os.Signal, 4)
+	signal.Notify(outage, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(outage)
 	if err := s.boot(ctx); err != nil {
 		s.state.Error = err.Error()
 		_ = writeState(s.layout, s.state)
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		s.logf("stopping")
-		return nil
-	case c := <-s.exited:
-		return fmt.Errorf("%s exited (%v); see %s", c.name, c.err, s.layout.Log(c.name))
+	for {
+		select {
+		case <-ctx.Done():
+			s.logf("stopping")
+			return nil
+		case c := <-s.exited:
+			if c.stopped {
+				continue
+			}
+			return fmt.Errorf("%s exited (%v); see %s", c.name, c.err, s.layout.Log(c.name))
+		case sig := <-outage:
+			if err := s.apiServerOutage(sig == syscall.SIGUSR1); err != nil {
+				s.logf("%v", err)
+			}
+		}
 	}
+}
+
+// apiServerOutage stops kube-apiserver (stop) or starts it again.
+func (s *supervisor) apiServerOutage(stop bool) error {
+	const name = "kube-apiserver"
+	for i, c := range s.children {
+		if c.name != name {
+			continue
+		}
+		if !stop {
+			return nil // running already
+		}
+		c.stopped = true
+		c.stop(15 * time.Second)
+		s.children = append(s.children[:i], s.children[i+1:]...)
+		delete(s.state.Children, name)
+		s.logf("%s stopped (SIGUSR1)", name)
+		return writeState(s.layout, s.state)
+	}
+	if stop {
+		return nil // stopped already
+	}
+	s.logf("%s starting again (SIGUSR2)", name)
+	return s.spawn(name, apiServerArgs(s.layout, s.state.Ports))
 }
 
 func newSupervisor(opts Options) (*supervisor, error) {
