@@ -1,7 +1,6 @@
 package appset
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,7 +54,7 @@ func (r *renderer) render(s string, p params) (string, error) {
 		}
 		r.parsed[s] = t
 	}
-	var buf bytes.Buffer
+	var buf cappedWriter
 	if err := t.Execute(&buf, p); err != nil {
 		return "", fmt.Errorf("failed to execute go template %s: %w", s, err)
 	}
@@ -92,12 +91,14 @@ func fastRender(s string, p params) (string, error) {
 }
 
 // funcMap is Sprig without the functions that read the controller's
-// environment, plus the functions Argo CD adds.
+// environment, with sizes bounded (limitFuncs), plus the functions Argo CD
+// adds.
 var funcMap = sync.OnceValue(func() template.FuncMap {
 	m := sprig.TxtFuncMap()
 	for _, name := range []string{"env", "expandenv", "getHostByName"} {
 		delete(m, name)
 	}
+	limitFuncs(m)
 	m["normalize"] = normalize
 	m["slugify"] = slugify
 	m["toYaml"] = toYAML

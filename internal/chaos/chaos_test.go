@@ -24,6 +24,9 @@ var (
 	runs  = flag.Int("runs", 5, "runs of the chaos harness")
 	seed  = flag.Uint64("seed", 0, "random seed (0: from the clock; printed)")
 	table = flag.String("table", "", "also write the result table (Markdown) to this file")
+	// apiDown is the longest API server outage; each lasts between 2 s and it.
+	only    = flag.String("scenario", "", "run only this scenario (controller kill -9, API server restart, Git outage)")
+	apiDown = flag.Duration("api-down", 6*time.Second, "longest API server outage")
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -82,7 +85,7 @@ func TestChaos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(s, s>>1|1))
 	var results []result
 	for i := range *runs {
-		sc := scenarios[i%len(scenarios)]
+		sc := scenarioOf(i)
 		t.Run(fmt.Sprintf("%02d %s", i+1, sc), func(t *testing.T) {
 			res := h.runOnce(t, sc, rng)
 			results = append(results, res)

@@ -36,6 +36,14 @@ const (
 // scenarios is the rotation of runs: most runs kill the controller.
 var scenarios = []scenario{killController, restartAPI, killController, gitDown, killController}
 
+// only, when set, runs every run with this scenario (-scenario).
+func scenarioOf(i int) scenario {
+	if *only != "" {
+		return scenario(*only)
+	}
+	return scenarios[i%len(scenarios)]
+}
+
 // desired are the objects the app's waves define.
 var desired = []client.Object{
 	&corev1.ConfigMap{}, &corev1.ConfigMap{}, &corev1.ConfigMap{},
@@ -177,7 +185,7 @@ func (r *run) strike(sc scenario) time.Time {
 		if err := api.stop(ctx); err != nil {
 			r.t.Fatal(err)
 		}
-		time.Sleep(time.Duration(2000+r.rng.IntN(4000)) * time.Millisecond)
+		time.Sleep(2*time.Second + time.Duration(r.rng.Int64N(int64(max(*apiDown-2*time.Second, time.Millisecond)))))
 		if err := api.start(ctx); err != nil {
 			r.t.Fatal(err)
 		}

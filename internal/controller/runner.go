@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -191,7 +193,15 @@ func (r *Reconciler) saveProgress(ctx context.Context, app *v1alpha1.Application
 }
 
 // retry decides whether a failed sync runs again, and waits the backoff.
+// An attempt that failed while the API server was unreachable does not
+// count: the next one starts as soon as the server answers, instead of
+// spending the retries and growing the backoff during the outage (with
+// no status written, a retry then looked stuck long after the server was
+// back).
 func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State) bool {
+	if r.waitAPIServer(ctx, app) {
+		return ctx.Err() == nil
+	}
 	limit, backoff := retryPolicy(opState.Operation.Retry, app)
 	if limit >= 0 && opState.RetryCount >= limit {
 		return false
@@ -210,6 +220,35 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 		return false
 	case <-time.After(wait):
 		return true
+	}
+}
+
+// apiPollInterval is how often an unreachable API server is tried.
+const apiPollInterval = time.Second
+
+// waitAPIServer reports whether the API server was unreachable, having
+// waited until it answers again (or ctx ends).
+func (r *Reconciler) waitAPIServer(ctx context.Context, app *v1alpha1.Application) bool {
+	reachable := func() bool {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		err := r.apiReader.Get(rctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})
+		return err == nil || apierrors.IsNotFound(err)
+	}
+	if reachable() {
+		return false
+	}
+	logctx.From(ctx).Warn("the sync attempt failed with the API server unreachable; it does not count, and the next starts when the server answers")
+	for ctx.Err() == nil && !reachable() {
+		sleepCtx(ctx, apiPollInterval)
+	}
+	return true
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

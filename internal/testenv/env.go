@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -77,6 +78,9 @@ func MainWith(m *testing.M, o Options) int {
 	if os.Getenv(DebugEnv) != "" {
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
+	if Fuzzing() {
+		return m.Run() // fuzz targets are pure: no cluster for each worker
+	}
 	env, stop, err := start(context.Background(), o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
@@ -91,6 +95,21 @@ func MainWith(m *testing.M, o Options) int {
 		}
 	}
 	return code
+}
+
+// Fuzzing reports whether the test binary runs fuzz targets (go test
+// -fuzz, or one of its workers), which need no cluster: with -fuzz, -run
+// selects no other test.
+func Fuzzing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 func start(ctx context.Context, o Options) (*Env, func() error, error) {
