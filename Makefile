@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
 SHARED ?= ../shared
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance demo demo-stop bench clean FORCE
+.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -75,7 +75,7 @@ rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS
 	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
 	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
-test: build lint test-main test-localcluster conformance ## lint, run every test of both modules and the health conformance suite
+test: build lint test-main test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), each fuzz target briefly and the health conformance suite
 
 test-main: ## tests of the main module (each package with a cluster starts its own)
 	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
@@ -88,6 +88,33 @@ lint: ## gofmt and go vet on both modules
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd localcluster && $(GO) vet ./...
+
+FUZZTIME ?= 30s
+FUZZ_SHORT ?= 3s
+# package:target of every fuzz target; seed corpora in each package's testdata/fuzz/.
+FUZZ_TARGETS := \
+  ./internal/render:FuzzDecodeManifests \
+  ./internal/source:FuzzJoin \
+  ./internal/source:FuzzTreeResolve \
+  ./internal/sync:FuzzSyncOptionsAndAnnotations \
+  ./internal/health:FuzzLuaHealth \
+  ./internal/server:FuzzWebhookPayload \
+  ./internal/rbac:FuzzPolicy \
+  ./internal/appset:FuzzTemplate
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s); a failing input is saved under the package's testdata/fuzz/
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+fuzz-short: ## each fuzz target for FUZZ_SHORT (default 3s), as make test runs them
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
+
+chaos: build ## the chaos harness: RUNS runs (default 10) of kill -9, API server restarts and Git outages; table in _artifacts/chaos/table.md
+	@mkdir -p _artifacts/chaos
+	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(GO) test -count=1 -timeout 0 -v -run '^TestChaos$$' ./internal/chaos/ \
+	  -args -runs=$(RUNS) -table=$(CURDIR)/_artifacts/chaos/table.md
 
 conformance: bin/wavecd ## Argo CD's built-in health fixtures through `wavecd health eval`
 	@test -x $(SHARED)/conformance/run-builtin-health || { echo "conformance suite not found at $(SHARED)/conformance (set SHARED=...)"; exit 1; }
