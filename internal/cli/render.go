@@ -37,7 +37,16 @@ its kustomize.buildOptions apply, its wavecd.mirrors serve repositories
 locally (--mirror wins), its health customizations are compiled, and what
 render cannot use is named in a warning.
 
-Objects print sorted by group, kind, namespace and name.`
+Objects print sorted by group, kind, namespace and name. Files skipped on
+purpose (they parse but hold no Kubernetes object, or are symlinks not
+followed) are listed as warnings; a file that does not parse is an error
+naming the file and line.
+
+Renders are bounded as the controller bounds them: one document 3Mi
+(reposerver.max.manifest.size), the files of a Directory source 10M
+(reposerver.max.combined.directory.manifests.size), an app's rendered output
+50M (reposerver.max.combined.manifests.size); --limit KEY=SIZE changes one,
+as the same key in argocd-cm (or in --settings) does for the controller.`
 
 const renderExample = `  # render an app-of-apps root whose repository is mirrored locally
   wavecd render -f root-app.yaml --mirror https://github.com/acme/seed=./seed
@@ -68,6 +77,8 @@ type renderAction struct {
 	PluginsDir  string
 	Type        string
 	Settings    string
+	// Limits are argocd-cm render limits, KEY=SIZE.
+	Limits []string
 }
 
 func newRenderCommand(s Streams) *cobra.Command {
@@ -94,6 +105,7 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f.StringVarP(&a.Namespace, "namespace", "n", "", "with --repo: destination namespace")
 	f.StringArrayVar(&a.HelmSets, "helm-set", nil, "with --repo: Helm parameter NAME=VALUE (repeatable)")
 	f.StringArrayVar(&a.ValueFiles, "values", nil, "with --repo: Helm value file in the repository, relative to --path (repeatable)")
+	f.StringArrayVar(&a.Limits, "limit", nil, "raise or lower a render limit as argocd-cm would: KEY=SIZE, e.g. "+render.KeyMaxDirectorySize+"=50M (repeatable)")
 	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
 	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
 	f.StringVar(&a.PluginsDir, "plugins-dir", "", pluginsDirUsage)
@@ -141,6 +153,9 @@ func (a *renderAction) Run(ctx context.Context) error {
 	if a.Settings != "" {
 		opts.Kustomize = render.KustomizeSettingsFrom(data)
 	}
+	if opts.Limits, err = a.limits(data); err != nil {
+		return err
+	}
 	var res *render.Result
 	if a.File != "" {
 		res, err = a.renderFile(ctx, engine, opts)
@@ -179,6 +194,26 @@ func parseMirrorFlags(flags []string) (source.Mirrors, error) {
 	return m, nil
 }
 
+// limits reads the render limits of settings (argocd-cm's data, nil
+// without --settings), then --limit KEY=SIZE flags over them.
+func (a *renderAction) limits(settings map[string]string) (render.Limits, error) {
+	data := map[string]string{}
+	for _, k := range []string{render.KeyMaxManifestSize, render.KeyMaxDirectorySize, render.KeyMaxAppSize} {
+		if v, ok := settings[k]; ok {
+			data[k] = v
+		}
+	}
+	for _, kv := range a.Limits {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !slices.Contains([]string{render.KeyMaxManifestSize, render.KeyMaxDirectorySize, render.KeyMaxAppSize}, k) {
+			return render.Limits{}, fmt.Errorf("flag --limit %q: want KEY=SIZE with KEY one of %s, %s, %s",
+				kv, render.KeyMaxManifestSize, render.KeyMaxDirectorySize, render.KeyMaxAppSize)
+		}
+		data[k] = v
+	}
+	return render.ParseLimits(data)
+}
+
 func (a *renderAction) renderFile(ctx context.Context, engine *render.Engine, opts render.AppOptions) (*render.Result, error) {
 	app, err := loadApplication(a.File)
 	if err != nil {
@@ -213,7 +248,7 @@ func (a *renderAction) renderRepo(ctx context.Context, engine *render.Engine, op
 	if err != nil {
 		return nil, err
 	}
-	return engine.Render(ctx, &render.Request{AppName: name, Namespace: a.Namespace, Source: *src, Tree: tree, Capabilities: opts.Capabilities, Kustomize: opts.Kustomize})
+	return engine.Render(ctx, &render.Request{AppName: name, Namespace: a.Namespace, Source: *src, Tree: tree, Capabilities: opts.Capabilities, Kustomize: opts.Kustomize, Limits: opts.Limits})
 }
 
 func (a *renderAction) source() (*v1alpha1.ApplicationSource, error) {

@@ -137,12 +137,23 @@ func (d *dirReader) read(p string, entry fs.DirEntry, recurse bool) error {
 	if !manifest && !d.anyFile {
 		return nil
 	}
+	// A size known from the folder's index is charged before reading, so
+	// an oversized file is refused unread.
+	size := int64(-1)
+	if info, err := d.tree.Stat(p); err == nil && info.Size() > 0 {
+		size = info.Size()
+		if err := d.budget.Take(p, size); err != nil {
+			return err
+		}
+	}
 	data, err := d.tree.ReadFile(p)
 	if err != nil {
 		return err
 	}
-	if err := d.budget.Take(p, int64(len(data))); err != nil {
-		return err
+	if size < 0 {
+		if err := d.budget.Take(p, int64(len(data))); err != nil {
+			return err
+		}
 	}
 	objs, notObject, err := parseFile(p, data, d.limits.MaxManifestSize)
 	var parseErr *ParseError

@@ -129,14 +129,14 @@ func TestDirectoryErrors(t *testing.T) {
 		"a document over the manifest size limit": {
 			files:   map[string]string{"app/big.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\n" + bigConfigMap(DefaultMaxManifestSize, DefaultMaxManifestSize)},
 			path:    "app",
-			wantErr: "app/big.yaml:6: document: over the limit of 3Mi (3.1M read; argocd-cm reposerver.max.manifest.size raises it)",
+			wantErr: "app/big.yaml:6: document: 3.1M, over the limit of 3Mi (argocd-cm reposerver.max.manifest.size raises it)",
 		},
 		"files over the combined directory size limit": {
 			files: map[string]string{
 				"app/a.yaml": bigConfigMap(DefaultMaxDirectorySize/2, 1<<20), "app/b.yaml": bigConfigMap(DefaultMaxDirectorySize/2, 1<<20),
 			},
 			path:    "app",
-			wantErr: "app/b.yaml: over the limit of 10M (10.5M read; argocd-cm reposerver.max.combined.directory.manifests.size raises it)",
+			wantErr: "app/b.yaml: 10.5M, over the limit of 10M (argocd-cm reposerver.max.combined.directory.manifests.size raises it)",
 		},
 	}
 	for name, tc := range tests {

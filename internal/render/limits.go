@@ -77,16 +77,16 @@ func (l Limits) withDefaults() Limits {
 type SizeError struct {
 	// What was too large: a file, a document, a tool's output.
 	What string
-	// Size is the size seen when the limit was passed (at least Limit+1:
-	// a stream is not read further).
+	// Size is the size that passed the limit: of a file, or the running
+	// total of a budget (a stream is not read further once past it).
 	Size, Limit int64
 	// Setting is the argocd-cm key that raises the limit.
 	Setting string
 }
 
 func (e *SizeError) Error() string {
-	return fmt.Sprintf("%s: over the limit of %s (%s read; argocd-cm %s raises it)",
-		e.What, fmtBytes(e.Limit), fmtBytes(e.Size), e.Setting)
+	return fmt.Sprintf("%s: %s, over the limit of %s (argocd-cm %s raises it)",
+		e.What, fmtBytes(e.Size), fmtBytes(e.Limit), e.Setting)
 }
 
 // fmtBytes prints n the way the settings are usually written.

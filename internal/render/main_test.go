@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // helmBin and jsonnetBin are the Helm and Jsonnet CLIs built from the
@@ -28,9 +26,20 @@ func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
 
+// fuzzing reports a fuzz run or one of its workers (testenv.Fuzzing,
+// which this package cannot import: testenv imports render).
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
+}
+
 func runTests(m *testing.M) int {
-	if testenv.Fuzzing() {
-		return m.Run() // the fuzz targets do not compare with the Helm CLI
+	if fuzzing() {
+		return m.Run() // the fuzz targets do not compare with the CLIs
 	}
 	dir, err := os.MkdirTemp("", "wavecd-helm-")
 	if err != nil {
