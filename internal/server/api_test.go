@@ -690,3 +690,81 @@ func TestAPIServerServesWebhook(t *testing.T) {
 		t.Errorf("guestbook's refresh annotation = %q after a push to its branch, want normal", got)
 	}
 }
+
+// TestCWE79AppPageLinks: the app page shows the http(s) link annotations
+// of an app as links, and no other scheme as one (stored cross-site
+// scripting through Git, CWE-79).
+func TestCWE79AppPageLinks(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	app := h.app("guestbook")
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Annotations = map[string]string{
+		"link.argocd.argoproj.io/dashboard": "https://grafana.example/d/guestbook",
+		"link.argocd.argoproj.io/evil":      "javascript:alert(document.cookie)",
+		"link.argocd.argoproj.io/data":      "data:text/html,<script>alert(1)</script>",
+	}
+	if err := h.kube.Patch(t.Context(), app, patch); err != nil {
+		t.Fatal(err)
+	}
+	c := h.httpClient()
+	if r := h.doWith(c, "POST", "/api/v1/session", "", map[string]string{"username": "admin", "password": h.adminPassword}); r.status != http.StatusOK {
+		t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	r := h.doWith(c, "GET", "/applications/guestbook", "", nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("app page: %d %s", r.status, r.body)
+	}
+	if !strings.Contains(r.body, `href="https://grafana.example/d/guestbook"`) {
+		t.Errorf("the app page lacks the https link:\n%s", r.body)
+	}
+	for _, bad := range []string{"javascript:", "data:text/html", ">evil", ">data"} {
+		if strings.Contains(r.body, bad) {
+			t.Errorf("the app page holds %q", bad)
+		}
+	}
+}
+
+// TestCWE285ReadOnlyAccount guards against improper authorization
+// (CWE-285): an account with Argo CD's built-in role:readonly may read
+// apps but not sync, roll back or delete them, and reads Secrets only
+// masked, from every endpoint it may call.
+func TestCWE285ReadOnlyAccount(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	var rbacCM corev1.ConfigMap
+	if err := h.kube.Get(t.Context(), client.ObjectKey{Namespace: h.ns, Name: "argocd-rbac-cm"}, &rbacCM); err != nil {
+		t.Fatal(err)
+	}
+	rbacCM.Data["policy.csv"] = "g, alice, role:readonly\n"
+	if err := h.kube.Update(t.Context(), &rbacCM); err != nil {
+		t.Fatal(err)
+	}
+	alice := h.login("alice", alicePassword)
+	before := h.app("guestbook")
+	for _, e := range endpoints {
+		if e.path == "/api/v1/stream/applications" || e.path == "/api/v1/session" {
+			continue
+		}
+		r := h.do(e.method, e.path, alice, map[string]any{"prune": true, "id": 1})
+		switch e.method {
+		case "GET":
+			if r.status != http.StatusOK {
+				t.Errorf("read-only %s %s: %d %s", e.method, e.path, r.status, r.body)
+			}
+		default:
+			h.wantError("read-only "+e.method+" "+e.path, r, http.StatusForbidden, 7)
+		}
+		for _, secret := range []string{"super-secret-value", "c3VwZXItc2VjcmV0LXZhbHVl", "YW5vdGhlci1oaWRkZW4tdmFsdWU="} {
+			if strings.Contains(r.body, secret) {
+				t.Errorf("read-only %s %s shows a Secret value", e.method, e.path)
+			}
+		}
+	}
+	// (A refresh, which get allows as in Argo CD, may annotate the app.)
+	after := h.app("guestbook")
+	if after.Operation != nil || after.DeletionTimestamp != nil || !cmp.Equal(after.Spec, before.Spec) {
+		t.Errorf("a read-only account changed the app: operation %+v, deleting %v, spec %s", after.Operation, after.DeletionTimestamp,
+			cmp.Diff(before.Spec, after.Spec))
+	}
+}

@@ -117,6 +117,9 @@ type appView struct {
 	// Parent is set when the app manages apps or ApplicationSets: its page
 	// follows every app's changes.
 	Parent bool
+	// Links are the app's link.argocd.argoproj.io annotations (http and
+	// https only).
+	Links []externalLink
 }
 
 // Href is this page with the resources shown as view ("list" or
@@ -160,6 +163,7 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 		CanSync:       enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionSync, appObject(app)),
 		OperationBusy: app.Operation != nil, View: cmp.Or(q.Get("resources"), "list"), Expand: q.Get("expand") == "all",
 		Family: m.size() - 1, NotNested: m.size() > maxNestedApps, Parent: managesApps(app),
+		Links: externalLinks(app.Annotations),
 	}
 	if events, err := u.api.listEvents(r.Context(), app.Namespace, app.Name, string(app.UID)); err != nil {
 		v.EventsError = err.Error()
