@@ -205,7 +205,34 @@ func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) refres
 	if s.ReconcileTimeout > 0 && r.now().Sub(last) >= s.ReconcileTimeout {
 		return normalRefresh
 	}
+	if retry, failed := r.comparisonRetry(app, s); failed && r.now().Sub(last) >= retry {
+		return normalRefresh
+	}
 	return noRefresh
+}
+
+// comparisonRetryMin is the first wait before a failed comparison is
+// tried again.
+const comparisonRetryMin = 5 * time.Second
+
+// comparisonRetry is how long after a failed comparison (ComparisonError:
+// Git unreachable, a render error) the app is compared again: half as long
+// as the error has lasted, at least comparisonRetryMin and at most the
+// reconciliation timeout. A short outage ends within seconds of its repair
+// instead of at the next periodic refresh, and a lasting error is retried
+// less and less often.
+func (r *Reconciler) comparisonRetry(app *v1alpha1.Application, s *Settings) (time.Duration, bool) {
+	for _, c := range app.Status.Conditions {
+		if c.Type != v1alpha1.ApplicationConditionComparisonError || c.LastTransitionTime == nil {
+			continue
+		}
+		retry := max(r.now().Sub(c.LastTransitionTime.Time)/2, comparisonRetryMin)
+		if s.ReconcileTimeout > 0 {
+			retry = min(retry, s.ReconcileTimeout)
+		}
+		return retry, true
+	}
+	return 0, false
 }
 
 // nextRefresh is the periodic refresh: the reconciliation timeout plus up
@@ -220,6 +247,9 @@ func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Du
 		return s.ReconcileTimeout + jitter
 	}
 	left := s.ReconcileTimeout - r.now().Sub(last)
+	if retry, failed := r.comparisonRetry(app, s); failed {
+		return max(retry-r.now().Sub(last), time.Second)
+	}
 	if left < time.Second {
 		left = time.Second
 	}

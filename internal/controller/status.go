@@ -58,7 +58,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1
 	if err != nil {
 		setCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError, err.Error(), now)
 		// The spec was compared, if unsuccessfully: the next attempt waits
-		// for the periodic refresh (or a webhook), not for the next event.
+		// for comparisonRetry (or a webhook), not for the next event.
 		app.Status.Sync.ComparedTo = comparedTo(app)
 		// As Argo CD: what Git wants is unknown, so is the sync status.
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
