@@ -12,6 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -93,6 +97,16 @@ func (c *controllerProc) stop() {
 		<-c.done
 	}
 	c.cmd = nil
+}
+
+// installSettings writes the namespace's argocd-cm with an installationID
+// of its own, as two installations sharing a cluster must have: each run's
+// controller claims its own app "chaos" only, not the previous run's
+// (whose namespace may still be terminating).
+func installSettings(ctx context.Context, kube client.Client, ns string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "argocd-cm"},
+		Data: map[string]string{"installationID": ns}}
+	return kube.Create(ctx, cm)
 }
 
 func freeAddr() (string, error) {

@@ -27,6 +27,9 @@ func TestRetryResumesAfterAPIServerOutage(t *testing.T) {
 	target := ns + "-later" // created only once the API server is back
 	repo := testenv.NewGitRepo(t, map[string]string{"app/cm.yaml": fmt.Sprintf(
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\ndata:\n  a: b\n", target)})
+	if err := installSettings(context.Background(), h.kube, ns); err != nil {
+		t.Fatal(err)
+	}
 	ctrl := &controllerProc{bin: h.wavecd, kubeconfig: h.env.Kubeconfig, ns: ns, cacheDir: t.TempDir(),
 		logPath: filepath.Join(h.logDir, "retry-after-outage.log")}
 	if err := ctrl.start(); err != nil {

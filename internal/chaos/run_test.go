@@ -90,6 +90,9 @@ func (h *harness) runOnce(t *testing.T, sc scenario, rng *rand.Rand) result {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := installSettings(context.Background(), h.kube, r.ns); err != nil {
+		t.Fatal(err)
+	}
 	r.ctrl = &controllerProc{bin: h.wavecd, kubeconfig: h.env.Kubeconfig, ns: r.ns, cacheDir: t.TempDir(),
 		logPath: filepath.Join(logDir, "controller.log")}
 	if err := r.ctrl.start(); err != nil {
