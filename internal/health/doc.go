@@ -14,8 +14,12 @@
 //  6. otherwise the object has no health and does not count.
 //
 // Lua scripts are compiled once and run with fresh globals, a safe set of
-// libraries (unless useOpenLibs: then on a new interpreter with all of them)
-// and a one second limit.
+// libraries (unless useOpenLibs: then on a new interpreter with all of them),
+// a one second limit and a memory budget of 64 MiB per run (lua_budget.go:
+// string.rep, string.format, string.gsub and table.concat check sizes first,
+// and the run's context reads the allocation counter as gopher-lua polls it
+// before instructions); a run stopped by either fails with an error naming
+// the script and the object.
 // [Assessor.Aggregate] computes an application's health as the worst health of
 // its objects, leaving out hooks, objects annotated
 // argocd.argoproj.io/ignore-healthcheck: "true" and child Applications that are

@@ -14,7 +14,14 @@
 // to both the Git and the chart fetcher.
 //
 // Renderers read repository files only through a source.Tree, so no path in
-// a source can leave its repository. Rendering is pure: no cluster access,
+// a source can leave its repository. A Directory source's file that does not
+// parse is an error naming the file and line (a render without it would
+// prune what it defines); one that parses but holds no object, or a symlink
+// not followed, is a warning in Result.Warnings. Limits bound one document,
+// the files of a Directory source and an app's whole output, whatever tool
+// made it (argocd-cm reposerver.max.*, see limits.go); a Budget counts bytes
+// against one, and Budget.Reader caps an external tool's output as it is
+// read. Rendering is pure: no cluster access,
 // no writes, no network except fetching charts that a source names.
 //
 // The package does not decide sync order, hooks or health; it returns

@@ -7,7 +7,10 @@
 // # Webhook and metrics
 //
 // The webhook verifies GitHub's X-Hub-Signature-256 when Secret argocd-secret
-// holds webhook.github.secret, then asks a Refresher to refresh every
+// holds webhook.github.secret, refusing what would cost memory before
+// reading it (a Content-Length over the cap, a missing signature, more than
+// 8 requests at once) and streaming a body through the HMAC into a spool of
+// at most 1 MiB in memory; then it asks a Refresher to refresh every
 // Application whose source uses the pushed repository and revision, with
 // Argo CD's matching rules (see match.go). It reaches Applications only
 // through two narrow interfaces, AppLister and Refresher: the controller
@@ -47,7 +50,8 @@
 // NewAPIServer assembles a Server for `wavecd server` and `wavecd up`:
 // it bootstraps argocd-secret (auth.Store.Bootstrap), serves HTTPS with
 // the certificate of Secret argocd-server-tls (generating a self-signed one
-// there when missing) unless Insecure, and wires the API.
+// there when missing) unless Insecure, and wires the API and the webhook
+// (refreshes through the refresh annotation), as argocd-server serves both.
 //
 // # UI
 //
