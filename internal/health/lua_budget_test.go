@@ -9,11 +9,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// TestLuaMemoryBudget runs scripts that try to exhaust the controller's
+// TestCWE400LuaMemoryBudget runs scripts that try to exhaust the controller's
 // memory (CWE-400, uncontrolled resource consumption): each is stopped
 // with an error naming the script and the object, having allocated a
 // small multiple of its budget at most.
-func TestLuaMemoryBudget(t *testing.T) {
+func TestCWE400LuaMemoryBudget(t *testing.T) {
 	const budget = 8 << 20
 	tests := map[string]struct {
 		source  string
