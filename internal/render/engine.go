@@ -115,7 +115,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 		if err == nil {
 			// A cached result was counted when it was rendered: charge
 			// its size to the app's total now.
-			err = budget.Take(sourceField(app.Spec.HasMultipleSources(), i)+" rendered manifests", res.Size)
+			err = budget.Take("rendered manifests of the app so far", res.Size)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("application %s: %s: %w", app.Name, sourceField(app.Spec.HasMultipleSources(), i), err)
