@@ -64,6 +64,21 @@ func (w *progressWriter) update(st wsync.State) {
 	w.scheduleLocked()
 }
 
+// checkpoint saves st at once, before the sync goes on (best effort: a
+// failed write is logged, as other progress writes are).
+func (w *progressWriter) checkpoint(st wsync.State) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	for w.saving {
+		w.idle.Wait()
+	}
+	w.pending = &st
+	w.saveLocked()
+}
+
 // scheduleLocked arranges a background save of the pending state once
 // progressInterval has passed since the last one.
 func (w *progressWriter) scheduleLocked() {

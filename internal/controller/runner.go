@@ -100,6 +100,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	progress := newProgressWriter(func(saved *wsync.State) { r.saveProgress(ctx, app, opState, saved, revision) })
 	defer progress.stop()
 	opts.OnProgress = progress.update
+	opts.Checkpoint = progress.checkpoint
 	plan, err := wsync.NewPlan(desired, live, opts)
 	if err != nil {
 		return out, err

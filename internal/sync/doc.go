@@ -82,7 +82,10 @@
 //
 // A hook with only a generateName gets its name once, when the sync starts
 // (generateName + revision[:7] + "-" + phase + "-" + start time, the sync's id
-// standing in for an empty revision), and the name is saved in the state.
+// standing in for an empty revision), and the name is saved in the state:
+// Options.Checkpoint gets the state before the first such hook is created,
+// so a controller killed right after creating it resumes the same sync
+// instead of naming the hook anew and running it twice.
 // Every hook carries the argocd.argoproj.io/hook-finalizer finalizer, so
 // its result is read before it disappears; the finalizer is removed once
 // the result is read. A hook's phase comes from its health: Healthy or no

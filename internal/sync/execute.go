@@ -32,6 +32,9 @@ type Executor struct {
 	// namespaces holds the namespace this run's CreateNamespace found or
 	// created, so the dry run need not read it again.
 	namespaces map[string]bool
+	// checkpointed is set once the state is known to be saved: resumed,
+	// or handed to Options.Checkpoint.
+	checkpointed bool
 }
 
 // NewExecutor returns an executor of plan on cluster.
@@ -75,6 +78,7 @@ func (e *Executor) Run(ctx context.Context, st *State) error {
 		e.start(ctx, st)
 	} else {
 		e.resume(ctx, st)
+		e.checkpointed = true // it was saved, or it could not be resumed
 	}
 	if err := e.prepare(ctx, st); err != nil {
 		return err
@@ -242,6 +246,7 @@ func (e *Executor) runStep(ctx context.Context, st *State, step []int) error {
 			writes = append(writes, i)
 		}
 	}
+	e.checkpoint(st, hooks)
 	e.applyKinds(ctx, st, writes)
 	if failed := failedTasks(st, step); len(failed) > 0 {
 		e.fail(ctx, st, failureMessage("one or more objects failed to apply", st, failed))
@@ -268,6 +273,7 @@ func (e *Executor) failing(ctx context.Context, st *State) error {
 		_, err := e.wait(ctx, st, running, true)
 		return err
 	case len(pending) > 0:
+		e.checkpoint(st, pending)
 		e.applyKinds(ctx, st, pending)
 		return nil
 	case len(syncFail) > 0:
@@ -329,6 +335,24 @@ func failureMessage(message string, st *State, failed []int) string {
 		return message
 	}
 	return message + ", reason: " + strings.Join(reasons, ",")
+}
+
+// checkpoint hands st to Options.Checkpoint before the first hook named
+// from a generateName is created: the name holds the sync's start time, so
+// a controller that restarts after creating the hook but before saving the
+// sync would start a new sync, name the hook anew and run it twice.
+func (e *Executor) checkpoint(st *State, hooks []int) {
+	if e.checkpointed || e.opts.Checkpoint == nil {
+		return
+	}
+	if !slices.ContainsFunc(hooks, func(i int) bool {
+		t := e.task(st, i)
+		return t != nil && t.Object != nil && t.Object.GetName() == ""
+	}) {
+		return
+	}
+	e.opts.Checkpoint(*st.DeepCopy())
+	e.checkpointed = true
 }
 
 // progress records when tasks started and ended, and hands a copy of st

@@ -183,3 +183,35 @@ func TestTerminate(t *testing.T) {
 		t.Errorf("ConfigMap of a terminated sync: err = %v, want NotFound", err)
 	}
 }
+
+// TestCheckpointBeforeGenerateNameHooks: the state that names a
+// generateName hook is handed to Checkpoint before the hook exists, once
+// per sync, so a controller killed right after creating the hook resumes
+// the same sync (and waits on the hook) instead of naming it anew.
+func TestCheckpointBeforeGenerateNameHooks(t *testing.T) {
+	env, ns, ctx, run := setup(t)
+	var checkpoints []State
+	run.opts.Checkpoint = func(st State) {
+		jobs, err := env.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		for _, j := range jobs.Items {
+			if strings.HasPrefix(j.Name, "pre-") {
+				t.Errorf("hook %s created before the checkpoint", j.Name)
+			}
+		}
+		checkpoints = append(checkpoints, st)
+	}
+	st, _ := run.run(ctx, fixture(t, "sync/hooks.yaml", ns))
+	if len(checkpoints) != 1 {
+		t.Fatalf("%d checkpoints, want 1", len(checkpoints))
+	}
+	name := func(s State) string {
+		i := slices.IndexFunc(s.Tasks, func(ts TaskState) bool { return ts.SyncPhase == PhasePreSync })
+		return s.Tasks[i].Name
+	}
+	if got, want := name(checkpoints[0]), name(*st); got != want || !strings.HasPrefix(got, "pre-") || checkpoints[0].ID != st.ID {
+		t.Errorf("checkpoint named the PreSync hook %q in sync %s, the sync ran %q in %s", got, checkpoints[0].ID, want, st.ID)
+	}
+}

@@ -150,6 +150,10 @@ type Options struct {
 	// OnProgress is called with a copy of the state after every step, so
 	// the caller can persist it.
 	OnProgress func(State)
+	// Checkpoint is called with a copy of the state, once per sync, before
+	// its first hook named from a generateName is created; it returns once
+	// the state is saved, so a resumed sync knows the names it chose.
+	Checkpoint func(State)
 	// OnEvent is called with every event the executor records.
 	OnEvent func(Event)
 	// StallTimeout is how long a wait may make no progress before it is
