@@ -1,0 +1,200 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
+)
+
+// EventComponent is the reporting controller of the Events this
+// controller records.
+const EventComponent = "wavecd-notifications-controller"
+
+// TLSCertsConfigMap holds certificates of servers, by server name, that
+// services trust (Argo CD's argocd-tls-certs-cm).
+const TLSCertsConfigMap = "argocd-tls-certs-cm"
+
+// DefaultResync is how often every app is looked at again without a
+// change, so time-based conditions fire (Argo CD's resync period).
+const DefaultResync = time.Minute
+
+// Options configure a Controller.
+type Options struct {
+	// Namespace holds the Applications, AppProjects and the settings
+	// (default argocd).
+	Namespace string
+	// Metrics counts deliveries and trigger evaluations (optional).
+	Metrics Metrics
+	// Resync is how often an unchanged app is evaluated again (default
+	// DefaultResync).
+	Resync time.Duration
+	// Workers is the number of apps evaluated in parallel (default 4).
+	Workers int
+}
+
+func (o *Options) defaults() {
+	if o.Namespace == "" {
+		o.Namespace = "argocd"
+	}
+	if o.Resync == 0 {
+		o.Resync = DefaultResync
+	}
+	if o.Workers == 0 {
+		o.Workers = 4
+	}
+}
+
+var (
+	appGVK     = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: v1alpha1.ApplicationKind}
+	projectGVK = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: "AppProject"}
+)
+
+// Controller sends the notifications Applications are subscribed to. It
+// is a manager.Runnable: Start blocks until ctx ends. Added to a manager
+// with leader election, it runs on the leader only; it keeps its own
+// cache of the namespace's Applications and AppProjects and of the
+// notification settings.
+type Controller struct {
+	cache  cache.Cache
+	ctrl   controller.Controller
+	rec    *reconciler
+	events typedcorev1.EventInterface
+}
+
+// New builds a controller for the cluster cfg points at.
+func New(cfg *rest.Config, opts Options) (*Controller, error) {
+	opts.defaults()
+	cfg = rest.CopyConfig(cfg)
+	kube.DefaultRateLimit(cfg)
+	scheme, err := v1alpha1.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	ns := map[string]cache.Config{opts.Namespace: {}}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: ns,
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: ns, Field: fields.OneTermEqualSelector("metadata.name", SecretName)},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create cache: %w", err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	core, err := typedcorev1.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("events client: %w", err)
+	}
+	rec := &reconciler{
+		client: cl, opts: opts, scheme: scheme, now: time.Now,
+		states: map[types.NamespacedName]*appState{}, threads: newSlackThreads(),
+	}
+	ctrl, err := controller.NewUnmanaged("notifications", controller.Options{
+		Reconciler: rec, MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTrue(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create notifications controller: %w", err)
+	}
+	if err := ctrl.Watch(ctrlsource.Kind(c, client.Object(appObject()), handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { rec.appChanged(ctx, e.Object, q) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) { rec.appChanged(ctx, e.ObjectNew, q) },
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { rec.appChanged(ctx, e.Object, q) },
+	})); err != nil {
+		return nil, fmt.Errorf("watch applications: %w", err)
+	}
+	return &Controller{cache: c, ctrl: ctrl, rec: rec, events: core.Events("")}, nil
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func ptrTrue() *bool { b := true; return &b }
+
+func appObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(appGVK)
+	return u
+}
+
+// Start runs the controller until ctx ends, then waits for the
+// deliveries in flight to stop.
+func (c *Controller) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	broadcaster := record.NewBroadcaster()
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.events})
+	host, _ := os.Hostname()
+	c.rec.sender = newSender(c.rec.opts.Metrics, broadcaster.NewRecorder(c.rec.scheme, corev1.EventSource{Component: EventComponent, Host: host}))
+	defer c.rec.sender.wait()
+	var wg sync.WaitGroup
+	cacheErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cacheErr <- c.cache.Start(ctx)
+	}()
+	defer wg.Wait()
+	if !c.cache.WaitForCacheSync(ctx) {
+		cancel()
+		if err := <-cacheErr; err != nil {
+			return fmt.Errorf("notifications cache: %w", err)
+		}
+		return nil
+	}
+	err := c.ctrl.Start(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// appState is what the controller remembers of an app between looks: its
+// notified state, the true one even when writing it back failed, and the
+// annotation value last written.
+type appState struct {
+	uid     types.UID
+	state   State
+	written string
+}
+
+// reconciler evaluates one app per reconcile.
+type reconciler struct {
+	client  client.Client
+	opts    Options
+	scheme  *runtime.Scheme
+	sender  *sender
+	now     func() time.Time
+	threads *slackThreads
+
+	mu     sync.Mutex
+	states map[types.NamespacedName]*appState
+	config *loadedConfig
+}
