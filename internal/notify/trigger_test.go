@@ -195,7 +195,7 @@ func TestEvaluateOncePer(t *testing.T) {
 		return map[string]any{
 			"metadata": map[string]any{"name": "a", "annotations": map[string]any{
 				"notifications.argoproj.io/subscribe.on-deployed.slack": "ops",
-				"notifications.argoproj.io/subscribe.webhook":          "",
+				"notifications.argoproj.io/subscribe.webhook":           "",
 			}},
 			"status": map[string]any{"health": map[string]any{"status": health}, "sync": map[string]any{"revision": rev}},
 		}
