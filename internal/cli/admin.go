@@ -14,9 +14,9 @@ import (
 func newAdminCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Administer the API server's settings",
+		Short: "Administer the API server's settings and try notifications",
 	}
-	cmd.AddCommand(newAdminInitialPasswordCommand(s))
+	cmd.AddCommand(newAdminInitialPasswordCommand(s), newAdminNotificationsCommand(s))
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/server"
 )
 
@@ -23,6 +24,8 @@ type controllerAction struct {
 	mirrors []string
 	listen  string
 	verbose bool
+	// notifications runs the notifications controller beside it.
+	notifications bool
 }
 
 func newControllerCommand(s Streams) *cobra.Command {
@@ -34,13 +37,17 @@ func newControllerCommand(s Streams) *cobra.Command {
 them with the cluster, write Argo CD's status, and run manual and automated
 syncs with health-gated waves. Settings come from the argocd-cm ConfigMap in
 the same namespace. The ApplicationSets of --namespace generate their
-Applications in the same process (leader only). Runs until interrupted.
+Applications in the same process (leader only), and the notifications
+controller sends what argocd-notifications-cm and the apps' subscription
+annotations ask for (leader only; --notifications=false turns it off).
+Runs until interrupted.
 
 It also serves, on --listen (every replica, leader or not):
   POST /api/webhook  GitHub push events refresh the apps of the pushed
                      repository and revision (webhook.github.secret in
                      Secret argocd-secret, when set, must sign them)
-  /metrics           Prometheus metrics (wavecd_app_*, wavecd_git_*)
+  /metrics           Prometheus metrics (wavecd_app_*, wavecd_git_*,
+                     wavecd_notifications_*)
   /healthz, /readyz  liveness, and readiness once the caches are synced`,
 		Example: `  wavecd controller --namespace argocd
   wavecd controller --kubeconfig .wavecd/kubeconfig --mirror https://github.com/org/repo.git=./repo`,
@@ -65,6 +72,7 @@ It also serves, on --listen (every replica, leader or not):
 	f.DurationVar(&a.opts.StallTimeout, "stall-timeout", 0,
 		"how long a wave may make no progress, with unschedulable pods, before it is reported stalled (default: argocd-cm's wavecd.stall.timeout, else 2m)")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")
+	f.BoolVar(&a.notifications, "notifications", true, "send the notifications of argocd-notifications-cm (Argo CD's notifications controller)")
 	f.Float32Var(&a.opts.QPS, "kube-api-qps", kube.NoRateLimit,
 		"requests per second to the API server; -1: no client-side limit, the API server's priority and fairness paces requests")
 	f.IntVar(&a.opts.Burst, "kube-api-burst", 0, "request burst to the API server, with --kube-api-qps (default: the QPS)")
@@ -104,6 +112,15 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	}
 	if err := ctrl.Add(appsets); err != nil {
 		return err
+	}
+	if a.notifications {
+		n, err := notify.New(cfg, notify.Options{Namespace: a.opts.Namespace, Metrics: metrics})
+		if err != nil {
+			return err
+		}
+		if err := ctrl.Add(n); err != nil {
+			return err
+		}
 	}
 	webhook := server.NewWebhook(server.WebhookOptions{
 		Apps: ctrl.Lister(), Refresher: ctrl.Refresher(),

@@ -21,11 +21,13 @@ type Env struct {
 }
 
 // Vars builds the variables of a trigger or a template for app, as Argo
-// CD names them: app, appProject, context (with notificationType),
-// secrets, serviceType and recipient (templates only), and the function
-// namespaces time, strings, sync, repo and wavecd.
+// CD names them: app, appProject, context (with notificationType and
+// argocdUrl), secrets, serviceType and recipient (templates only), and
+// the function namespaces time, strings, sync, repo and wavecd.
 func (c *Config) Vars(app map[string]any, env Env, dest Destination) map[string]any {
-	ctx := map[string]string{"notificationType": dest.Service}
+	// argocdUrl is always there ("" until the context sets it), so links
+	// in templates degrade to paths rather than "<no value>".
+	ctx := map[string]string{"notificationType": dest.Service, "argocdUrl": ""}
 	maps.Copy(ctx, c.Context)
 	project := env.Project
 	if project == nil {

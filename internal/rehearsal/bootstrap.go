@@ -20,6 +20,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/install"
+	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -134,15 +135,32 @@ func (b *bootstrap) ensureNamespace(ctx context.Context) error {
 
 // applySettings replaces each settings object with the one given (keys
 // left out of the file do not survive from an earlier run). With no
-// objects it deletes argocd-cm, so a reused cluster keeps no override.
-// (prepare always gives it one with the rehearsal's mirrors.)
+// objects it deletes argocd-cm, so a reused cluster keeps no override
+// (prepare always gives it one with the rehearsal's mirrors); the
+// notification settings an earlier run left go unless this run has them.
 func (b *bootstrap) applySettings(ctx context.Context, objs []*unstructured.Unstructured) error {
+	given := map[string]bool{}
+	for _, o := range objs {
+		given[o.GetKind()+"/"+o.GetName()] = true
+	}
+	stale := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: notify.ConfigMapName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: notify.SecretName}},
+	}
 	if len(objs) == 0 {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: controller.SettingsConfigMap}}
-		if err := b.client.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete %s left by an earlier run: %w", controller.SettingsConfigMap, err)
+		stale = append(stale, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: controller.SettingsConfigMap}})
+	}
+	for _, o := range stale {
+		kind := "ConfigMap"
+		if _, ok := o.(*corev1.Secret); ok {
+			kind = "Secret"
 		}
-		return nil
+		if given[kind+"/"+o.GetName()] {
+			continue
+		}
+		if err := b.client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s left by an earlier run: %w", o.GetName(), err)
+		}
 	}
 	for _, o := range objs {
 		if err := b.replace(ctx, o.DeepCopy()); err != nil {

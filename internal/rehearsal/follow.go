@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -100,7 +101,7 @@ type controllerSetup struct {
 }
 
 // runControllers runs the Application controller, with the ApplicationSet
-// controller beside it, in process until ctx ends or the returned stop is
+// and notifications controllers beside it, in process until ctx ends or the returned stop is
 // called; stop waits for them. An exit of their own is sent to fatal.
 func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fatal chan<- error) (stop func(), err error) {
 	ctrl, err := controller.New(cfg, controller.Options{
@@ -114,6 +115,13 @@ func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fa
 		return nil, err
 	}
 	if err := ctrl.Add(sets); err != nil {
+		return nil, err
+	}
+	notifications, err := notify.New(cfg, notify.Options{Namespace: Namespace})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctrl.Add(notifications); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,8 @@ type Metrics struct {
 	syncTotal         *prometheus.CounterVec
 	appInfo           *prometheus.GaugeVec
 	gitFetchDuration  *prometheus.HistogramVec
+	notifyDeliveries  *prometheus.CounterVec
+	notifyTriggers    *prometheus.CounterVec
 
 	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
 }
@@ -76,8 +79,16 @@ func NewMetrics(reg Registry) (*Metrics, error) {
 			Help:    "Time a Git fetch took, by repository and result.",
 			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32},
 		}, []string{"repo", "result"}),
+		notifyDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_notifications_deliveries_total",
+			Help: "Notifications delivered (succeeded=true) or given up on after their retries, by trigger and service, like argocd_notifications_deliveries_total.",
+		}, []string{"trigger", "service", "succeeded"}),
+		notifyTriggers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_notifications_trigger_eval_total",
+			Help: "Trigger conditions evaluated, by trigger and result, like argocd_notifications_trigger_eval_total.",
+		}, []string{"name", "triggered"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration} {
+	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration, m.notifyDeliveries, m.notifyTriggers} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -130,6 +141,17 @@ func (m *Metrics) ObserveGitFetch(repo string, took time.Duration, err error) {
 		result = string(ResultError)
 	}
 	m.gitFetchDuration.WithLabelValues(redactURL(repo), result).Observe(took.Seconds())
+}
+
+// ObserveNotificationDelivery counts a notification delivered, or given
+// up on after its retries.
+func (m *Metrics) ObserveNotificationDelivery(trigger, service string, succeeded bool) {
+	m.notifyDeliveries.WithLabelValues(trigger, service, strconv.FormatBool(succeeded)).Inc()
+}
+
+// ObserveNotificationTrigger counts one evaluation of a trigger condition.
+func (m *Metrics) ObserveNotificationTrigger(trigger string, triggered bool) {
+	m.notifyTriggers.WithLabelValues(trigger, strconv.FormatBool(triggered)).Inc()
 }
 
 // redactURL drops the user information of a URL or of an scp-like
