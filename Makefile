@@ -24,10 +24,11 @@ generate: ## regenerate deepcopy code and CRDs from api/v1alpha1, then the insta
 RELEASE_TAG ?= $(shell git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null)
 CHART := deploy/helm/wavecd
 
-chart-sync: ## copy the CRDs into the Helm chart and the kustomize base, regenerate the base and the chart's golden files
+chart-sync: ## copy the CRDs and the notification catalog into the Helm chart (CRDs into the kustomize base too), regenerate the base and the chart's golden files
 	rm -f $(CHART)/files/crds/*.yaml deploy/kustomize/crds/*.yaml
 	cp api/v1alpha1/crds/*.yaml $(CHART)/files/crds/
 	cp api/v1alpha1/crds/*.yaml deploy/kustomize/crds/
+	cp internal/notify/catalog.yaml $(CHART)/files/notifications-catalog.yaml
 	@if [ -n "$(RELEASE_TAG)" ]; then \
 	  sed -E -e 's/^version: .*/version: $(patsubst v%,%,$(RELEASE_TAG))/' -e 's/^appVersion: .*/appVersion: $(RELEASE_TAG)/' \
 	    $(CHART)/Chart.yaml > $(CHART)/Chart.yaml.tmp && mv $(CHART)/Chart.yaml.tmp $(CHART)/Chart.yaml; \

@@ -230,13 +230,13 @@ func TestChartRenderedObjects(t *testing.T) {
 			want: []string{
 				"ClusterRole//wavecd-controller-manage", "ClusterRole//wavecd-server-resources",
 				"ClusterRoleBinding//wavecd-controller-manage", "ClusterRoleBinding//wavecd-server-resources",
-				"ConfigMap/argocd/argocd-cm", "ConfigMap/argocd/argocd-rbac-cm",
+				"ConfigMap/argocd/argocd-cm", "ConfigMap/argocd/argocd-notifications-cm", "ConfigMap/argocd/argocd-rbac-cm",
 				"CustomResourceDefinition//applications.argoproj.io", "CustomResourceDefinition//applicationsets.argoproj.io",
 				"CustomResourceDefinition//appprojects.argoproj.io",
 				"Deployment/argocd/wavecd-controller", "Deployment/argocd/wavecd-server",
 				"Role/argocd/wavecd-controller", "Role/argocd/wavecd-server",
 				"RoleBinding/argocd/wavecd-controller", "RoleBinding/argocd/wavecd-server",
-				"Secret/argocd/argocd-secret",
+				"Secret/argocd/argocd-notifications-secret", "Secret/argocd/argocd-secret",
 				"Service/argocd/wavecd-controller", "Service/argocd/wavecd-server",
 				"ServiceAccount/argocd/wavecd-controller", "ServiceAccount/argocd/wavecd-server",
 			},
@@ -246,6 +246,7 @@ func TestChartRenderedObjects(t *testing.T) {
 crds: {install: false}
 server: {enabled: false}
 configs: {cm: {create: false}, rbac: {create: false}, secret: {createSecret: false}}
+notifications: {cm: {create: false}, secret: {create: false}}
 rbac: {clusterAdmin: false}
 serviceAccount: {create: false, name: existing}
 `),

@@ -54,6 +54,19 @@ func TestCRDCopies(t *testing.T) {
 	}
 }
 
+// TestNotificationCatalogCopy: the chart carries the notification catalog
+// of internal/notify byte for byte.
+func TestNotificationCatalogCopy(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "internal", "notify", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(chartDir, "files", "notifications-catalog.yaml"))
+	if err != nil || !bytes.Equal(want, got) {
+		t.Errorf("%s differs from internal/notify/catalog.yaml (%v); run %s", filepath.Join(chartDir, "files", "notifications-catalog.yaml"), err, chartSync)
+	}
+}
+
 func readDir(t *testing.T, dir, pattern string) map[string][]byte {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(dir, pattern))

@@ -91,7 +91,6 @@ const ReasonDeliveryFailed = "NotificationDeliveryFailed"
 // delivery is one notification on its way to one destination.
 type delivery struct {
 	app          runtime.Object
-	appName      string
 	trigger      string
 	dest         Destination
 	notification *Notification
@@ -151,7 +150,7 @@ func (s *sender) send(ctx context.Context, d delivery) {
 func (s *sender) wait() { s.wg.Wait() }
 
 func (s *sender) deliver(ctx context.Context, d delivery) {
-	log := logctx.From(ctx).With("app", d.appName, "trigger", d.trigger, "destination", d.dest.String())
+	log := logctx.From(ctx).With("trigger", d.trigger, "destination", d.dest.String())
 	attempts := 0
 	err := d.buildErr
 	for err == nil {

@@ -83,7 +83,7 @@ func TestSenderRetries(t *testing.T) {
 			if tc.retryAfter {
 				policy.WaitMax = 10 * time.Second
 			}
-			d := delivery{app: unstructuredApp(loadApp(t, "apps/deployed.yaml")), appName: "app-a", trigger: "on-deployed",
+			d := delivery{app: unstructuredApp(loadApp(t, "apps/deployed.yaml")), trigger: "on-deployed",
 				dest: Destination{Service: "hook"}, notification: n, service: retryAfterService{svc, tc.retryAfter}, policy: policy, redact: cfg.Redact}
 			s.deliver(context.Background(), d)
 			if got := len(rcv.Requests()); got != tc.wantTries {
@@ -129,7 +129,7 @@ func (s retryAfterService) Send(ctx context.Context, n *Notification, d Destinat
 func TestSenderBuildError(t *testing.T) {
 	rec := &recorded{}
 	s := newSender(rec, rec)
-	s.deliver(context.Background(), delivery{app: unstructuredApp(loadApp(t, "apps/deployed.yaml")), appName: "app-a", trigger: "on-deployed",
+	s.deliver(context.Background(), delivery{app: unstructuredApp(loadApp(t, "apps/deployed.yaml")), trigger: "on-deployed",
 		dest: Destination{Service: "slack", Recipient: "ops"}, buildErr: &permanentError{fmt.Errorf(`service "slack" is not defined`)}, redact: func(s string) string { return s }})
 	want := []string{`Warning NotificationDeliveryFailed on-deployed to slack:ops: service "slack" is not defined`}
 	if diff := cmp.Diff(want, rec.events); diff != "" {

@@ -174,7 +174,7 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.U
 // reported as the delivery's failure.
 func (r *reconciler) delivery(cfg *loadedConfig, app *unstructured.Unstructured, env Env, p Pending) delivery {
 	d := delivery{
-		app: app.DeepCopy(), appName: app.GetName(), trigger: p.Trigger, dest: p.Dest,
+		app: app.DeepCopy(), trigger: p.Trigger, dest: p.Dest,
 		policy: retryPolicy{}.withDefaults(), redact: cfg.config.Redact,
 	}
 	svc, err := cfg.service(p.Dest.Service, r.threads)

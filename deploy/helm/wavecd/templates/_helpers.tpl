@@ -137,6 +137,9 @@ follows an overlay's namespace.
 {{- if .Values.controller.argoParity }}
 - --argo-parity
 {{- end }}
+{{- if not .Values.notifications.enabled }}
+- --notifications=false
+{{- end }}
 {{- range .Values.controller.extraArgs }}
 - {{ . | quote }}
 {{- end }}
