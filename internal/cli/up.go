@@ -32,6 +32,12 @@ that run a real process, workload overrides, an ingress controller), outside
 the repository; --time-scale 0.1 runs every simulated delay ten times faster
 and the timeline then shows the seconds at full scale as well.
 
+Notifications configured in the settings (argocd-notifications-cm and
+argocd-notifications-secret, Argo CD's format) are sent as the controller
+would send them; the catalog's triggers and templates (on-deployed,
+on-sync-failed, on-stalled, on-bootstrap-complete, ...) are added to an
+argocd-notifications-cm that does not define them.
+
 A folder that is not the root of a Git repository is committed as it is into
 .wavecd/repo; a Git repository is read as committed; a URL is cloned. The
 root Application keeps its repoURL: the controller mirrors that URL (and each
@@ -91,7 +97,7 @@ func newUpCommand(s Streams) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&up.Repo, "repo", ".", "the repository under test: a folder, a Git repository or a URL")
 	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo")
-	f.StringVar(&up.Settings, "settings", "", "argocd-cm and other settings: a file of ConfigMaps and Secrets, or an argo-cd Helm chart values file")
+	f.StringVar(&up.Settings, "settings", "", "argocd-cm and other settings (argocd-secret, argocd-notifications-cm and -secret, ...): a file of ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	f.StringVar(&up.Profile, "profile", "", "rehearsal profile of the local cluster: node groups, CNI mode, images that run a process, workload overrides, ingress controller")
 	f.Float64Var(&up.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")
 	f.StringArrayVar(&up.Mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")

@@ -145,7 +145,9 @@ type Bootstrap struct {
 	// Root is set for an app with child Applications and no parent.
 	Root bool
 	// Complete is set when Root and the app and every descendant are
-	// Synced and Healthy with no operation running.
+	// Synced and Healthy, with no sync running and the last one
+	// succeeded; a descendant that follows the root's repository and
+	// revision must have been compared with the root's commit.
 	Complete bool
 	// Apps lists the descendants, sorted.
 	Apps []string
@@ -212,7 +214,7 @@ func BootstrapOf(app *v1alpha1.Application, all []*v1alpha1.Application) Bootstr
 			}
 			seen[c.name] = true
 			b.Apps = append(b.Apps, c.name)
-			if child == nil || !settled(child) {
+			if child == nil || !settled(child) || behind(child, app) {
 				b.Complete = false
 			}
 			if child != nil {
@@ -271,12 +273,24 @@ func waveTimes(parent *v1alpha1.Application, apps map[string]*v1alpha1.Applicati
 	return out, end
 }
 
-// settled reports whether an app is Synced and Healthy with no operation.
+// settled reports whether an app is Synced and Healthy with no operation
+// running, and its last sync, if any, succeeded.
 func settled(a *v1alpha1.Application) bool {
-	if a.Operation != nil || (a.Status.OperationState != nil && !a.Status.OperationState.Phase.Completed()) {
+	if a.Operation != nil || (a.Status.OperationState != nil && a.Status.OperationState.Phase != v1alpha1.OperationSucceeded) {
 		return false
 	}
 	return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == "Healthy"
+}
+
+// behind reports whether a child that follows the root's repository and
+// revision was last compared with another commit than the root: the root
+// saw a new commit its child has not been compared with yet.
+func behind(child, root *v1alpha1.Application) bool {
+	cs, rs := child.Spec.Source, root.Spec.Source
+	if cs == nil || rs == nil || cs.RepoURL != rs.RepoURL || cs.TargetRevision != rs.TargetRevision {
+		return false
+	}
+	return child.Status.Sync.Revision != root.Status.Sync.Revision
 }
 
 // settledAt is when an app last turned Healthy or ended a sync.

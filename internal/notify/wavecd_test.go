@@ -112,6 +112,16 @@ func TestBootstrapOf(t *testing.T) {
 	if b := BootstrapOf(running[0], running); !b.Root || b.Complete {
 		t.Errorf("root while app-b syncs: Root %v Complete %v, want a root not complete", b.Root, b.Complete)
 	}
+	failed := apps("bootstrap/complete.yaml")
+	failed[2].Status.OperationState.Phase = v1alpha1.OperationFailed
+	if b := BootstrapOf(failed[0], failed); b.Complete {
+		t.Errorf("root whose child app-b's last sync failed: complete")
+	}
+	stale := apps("bootstrap/complete.yaml")
+	stale[0].Status.Sync.Revision = "5a6b7c"
+	if b := BootstrapOf(stale[0], stale); b.Complete {
+		t.Errorf("root at a commit its children (same repository) were not compared with: complete")
+	}
 	missingChild := apps("bootstrap/complete.yaml")[:2]
 	if b := BootstrapOf(missingChild[0], missingChild); b.Complete {
 		t.Errorf("root whose child app-b does not exist yet: complete")

@@ -76,11 +76,12 @@ data:
 CERT`
 
 // migrateHook is a PreSync hook of app-b, written as users write them
-// (generateName, BeforeHookCreation); EXIT is its container's exit code.
+// (BeforeHookCreation replaces the last run's Job); EXIT is its
+// container's exit code.
 const migrateHook = `apiVersion: batch/v1
 kind: Job
 metadata:
-  generateName: app-b-migrate-
+  name: app-b-migrate
   annotations:
     argocd.argoproj.io/hook: PreSync
     argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
@@ -114,6 +115,12 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	if err := os.CopyFS(e.repo, os.DirFS(example)); err != nil {
 		t.Fatal(err)
 	}
+	// app-b's team retries a failed sync once, a second later.
+	e.edit(map[string]func(string) string{
+		"apps/templates/app-b.yaml": func(s string) string {
+			return strings.Replace(s, "    syncOptions:", "    retry: {limit: 1, backoff: {duration: 1s}}\n    syncOptions:", 1)
+		},
+	})
 	rcv := notifytest.NewReceiver(t)
 	smtp := notifytest.NewSMTPServer(t)
 	settings := filepath.Join(t.TempDir(), "notifications.yaml")
@@ -131,16 +138,13 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	bootstrap := rcv.WaitFor(t, 1, time.Minute, isPath("/teams/webhookb2/platform"))
 	checkBootstrapCard(t, bootstrap[0].Body)
 
-	// The second revision: app-b changes, and its new PreSync hook fails.
-	// One retry, one second apart, as a team would set for its app.
+	// The second revision: app-b changes, and its new PreSync hook fails
+	// (on the first try and on the retry).
 	e.edit(map[string]func(string) string{
 		"charts/app-b/templates/deployment.yaml": func(s string) string {
 			return strings.Replace(s, "labels: {app: app-b}", `labels: {app: app-b, release: "2"}`, 1)
 		},
 		"charts/app-b/templates/migrate.yaml": func(string) string { return strings.Replace(migrateHook, "EXIT", "1", 1) },
-		"apps/templates/app-b.yaml": func(s string) string {
-			return strings.Replace(s, "    syncOptions:", "    retry: {limit: 1, backoff: {duration: 1s}}\n    syncOptions:", 1)
-		},
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	out = &syncBuffer{}
@@ -173,7 +177,8 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	<-done
 	t.Logf("second revision:\n%s", out.String())
 	rev2 := e.revision("app-b")
-	if body := string(failed[0].Body); !strings.Contains(body, "The sync of application app-b failed") || !strings.Contains(body, "migrate") {
+	if body := string(failed[0].Body); !strings.Contains(body, "The sync of application app-b failed") ||
+		!strings.Contains(body, "- Job app-b/app-b-migrate: Job has reached the specified backoff limit") {
 		t.Errorf("on-sync-failed to the webhook: %q, want app-b's failed sync and its hook", body)
 	}
 

@@ -26,6 +26,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/notify/notifytest"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -48,14 +49,22 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 		want     Verdict
 		inspect  func(t *testing.T, c clusterState)
 		verdict  func(t *testing.T, run RunResult)
+		// notified checks the notifications the run sent, to a webhook
+		// subscribed to every trigger of the catalog.
+		notified func(t *testing.T, rcv *notifytest.Receiver)
 	}{
-		{scenario: "health-gated", want: Stalled, inspect: inspectDeadlock, verdict: checkDeadlockVerdict},
+		{scenario: "health-gated", want: Stalled, inspect: inspectDeadlock, verdict: checkDeadlockVerdict, notified: checkStallNotified},
 		{scenario: "static-nodes", want: Converged, inspect: inspectStaticNodes},
 		{scenario: "no-health", want: Converged, inspect: inspectKarpenterNodes},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			out := &syncBuffer{}
 			logPath := filepath.Join(t.TempDir(), "controller.log")
+			dir := dir
+			var rcv *notifytest.Receiver
+			if tc.notified != nil {
+				dir, rcv = withStallNotifications(t, dir, tc.scenario)
+			}
 			r := &Rehearse{
 				Out: out, Dir: dir, Scenario: tc.scenario, Workspace: t.TempDir(), LocalCluster: bin,
 				Report:    filepath.Join(t.TempDir(), "report.html"),
@@ -85,6 +94,9 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 			if tc.verdict != nil {
 				tc.verdict(t, run)
 			}
+			if tc.notified != nil {
+				tc.notified(t, rcv)
+			}
 			if took := time.Since(start); took > 2*time.Minute {
 				t.Errorf("scenario took %s, want under 2 minutes", took.Round(time.Second))
 			}
@@ -93,6 +105,69 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 			}
 			assertNoProcessIn(t, r.Workspace)
 		})
+	}
+}
+
+// withStallNotifications copies the example and adds, to the scenario's
+// settings, Argo CD's notification settings: a webhook to a receiver the
+// test starts, subscribed to on-stalled for every app.
+func withStallNotifications(t *testing.T, src, scenario string) (string, *notifytest.Receiver) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadScenario(dir, scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := notifytest.NewReceiver(t)
+	settings := filepath.Join(dir, s.Settings)
+	b, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, []byte(strings.ReplaceAll(`
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-notifications-cm
+  namespace: argocd
+data:
+  service.webhook.stalls: |
+    url: RECEIVER/stalls
+  subscriptions: |
+    - recipients: [stalls]
+      triggers: [on-stalled]
+`, "RECEIVER", rcv.URL))...)
+	if err := os.WriteFile(settings, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, rcv
+}
+
+// checkStallNotified: one on-stalled, from calico (whose operator cannot
+// be scheduled; root waits on it and says nothing more), naming the wave,
+// the scheduler's reason and where Karpenter sits.
+func checkStallNotified(t *testing.T, rcv *notifytest.Receiver) {
+	reqs := rcv.Requests()
+	if len(reqs) != 1 {
+		var bodies []string
+		for _, q := range reqs {
+			bodies = append(bodies, string(q.Body))
+		}
+		t.Fatalf("%d notifications, want one on-stalled: %q", len(reqs), bodies)
+	}
+	body := string(reqs[0].Body)
+	for _, want := range []string{
+		"Application calico is stalled in wave 0: it waits on Deployment calico-system/tigera-operator, and pod tigera-operator-",
+		"cannot be scheduled: 0/1 nodes are available",
+		"Node provisioners: no node provisioner is running; karpenter is in wave 1 of root.",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("on-stalled message %q lacks %q", body, want)
+		}
 	}
 }
 

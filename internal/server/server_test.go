@@ -161,6 +161,11 @@ func TestMetrics(t *testing.T) {
 	m.ObserveReconcile("argocd", "guestbook", ResultSuccess, 300*time.Millisecond)
 	m.ObserveSync(app, v1alpha1.OperationSucceeded)
 	m.ObserveGitFetch("https://bot:s3cr3t@github.com/acme/seed.git", 2*time.Second, nil)
+	m.ObserveNotificationDelivery("on-deployed", "slack", true)
+	m.ObserveNotificationDelivery("on-sync-failed", "pager", false)
+	m.ObserveNotificationTrigger("on-deployed", false)
+	m.ObserveNotificationTrigger("on-deployed", true)
+	m.ObserveNotificationTrigger("on-deployed", true)
 
 	want := `
 # HELP wavecd_app_info Information about an Application (always 1), like argocd_app_info.
@@ -172,9 +177,18 @@ wavecd_app_reconcile_total{name="guestbook",namespace="argocd",result="success"}
 # HELP wavecd_app_sync_total Finished sync operations, by app and final phase.
 # TYPE wavecd_app_sync_total counter
 wavecd_app_sync_total{name="guestbook",namespace="argocd",phase="Succeeded",project="default"} 1
+# HELP wavecd_notifications_deliveries_total Notifications delivered (succeeded=true) or given up on after their retries, by trigger and service, like argocd_notifications_deliveries_total.
+# TYPE wavecd_notifications_deliveries_total counter
+wavecd_notifications_deliveries_total{service="pager",succeeded="false",trigger="on-sync-failed"} 1
+wavecd_notifications_deliveries_total{service="slack",succeeded="true",trigger="on-deployed"} 1
+# HELP wavecd_notifications_trigger_eval_total Trigger conditions evaluated, by trigger and result, like argocd_notifications_trigger_eval_total.
+# TYPE wavecd_notifications_trigger_eval_total counter
+wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="false"} 1
+wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="true"} 2
 `
 	if err := testutil.GatherAndCompare(m.registry, strings.NewReader(want),
-		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total"); err != nil {
+		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total",
+		"wavecd_notifications_deliveries_total", "wavecd_notifications_trigger_eval_total"); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
