@@ -217,7 +217,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 		}
 	}
 	wantMails := map[string]int{
-		"Bootstrap of root is complete. to platform@example.com":   2,
+		"Bootstrap of root is complete. to platform@example.com":  2,
 		"Sync of application app-b failed. to oncall@example.com": 1,
 	}
 	if diff := cmp.Diff(wantMails, subjects); diff != "" {
