@@ -2,14 +2,12 @@ package appset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,19 +86,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	ns := map[string]cache.Config{opts.Namespace: {}}
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: ns,
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: ns, Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
-		},
+	c, cached, err := kube.NamespaceCache(cfg, scheme, opts.Namespace, map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Namespaces: ns, Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create cache: %w", err)
-	}
-	cached, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
-	if err != nil {
-		return nil, fmt.Errorf("create client: %w", err)
+		return nil, err
 	}
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -148,28 +138,10 @@ func (c *Controller) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	cacheErr := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cacheErr <- c.cache.Start(ctx)
-	}()
-	defer wg.Wait()
-	if !c.cache.WaitForCacheSync(ctx) {
-		cancel()
-		if err := <-cacheErr; err != nil {
-			return fmt.Errorf("applicationset cache: %w", err)
-		}
-		return nil // stopped before the caches synced
+	if err := kube.RunWithCache(ctx, c.cache, c.ctrl.Start); err != nil {
+		return fmt.Errorf("applicationset controller: %w", err)
 	}
-	err := c.ctrl.Start(ctx)
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // crdPoll is how often Start looks for the ApplicationSet CRD when it is

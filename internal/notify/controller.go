@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -94,20 +93,14 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := map[string]cache.Config{opts.Namespace: {}}
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: ns,
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: ns, Field: fields.OneTermEqualSelector("metadata.name", SecretName)},
+	c, cl, err := kube.NamespaceCache(cfg, scheme, opts.Namespace, map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {
+			Namespaces: map[string]cache.Config{opts.Namespace: {}},
+			Field:      fields.OneTermEqualSelector("metadata.name", SecretName),
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create cache: %w", err)
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
-	if err != nil {
-		return nil, fmt.Errorf("create client: %w", err)
+		return nil, err
 	}
 	core, err := typedcorev1.NewForConfig(cfg)
 	if err != nil {
@@ -154,26 +147,10 @@ func (c *Controller) Start(ctx context.Context) error {
 	host, _ := os.Hostname()
 	c.rec.sender = newSender(c.rec.opts.Metrics, broadcaster.NewRecorder(c.rec.scheme, corev1.EventSource{Component: EventComponent, Host: host}))
 	defer c.rec.sender.wait()
-	var wg sync.WaitGroup
-	cacheErr := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cacheErr <- c.cache.Start(ctx)
-	}()
-	defer wg.Wait()
-	if !c.cache.WaitForCacheSync(ctx) {
-		cancel()
-		if err := <-cacheErr; err != nil {
-			return fmt.Errorf("notifications cache: %w", err)
-		}
-		return nil
+	if err := kube.RunWithCache(ctx, c.cache, c.ctrl.Start); err != nil {
+		return fmt.Errorf("notifications controller: %w", err)
 	}
-	err := c.ctrl.Start(ctx)
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // appState is what the controller remembers of an app between looks: its
