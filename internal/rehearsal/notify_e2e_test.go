@@ -76,12 +76,11 @@ data:
 CERT`
 
 // migrateHook is a PreSync hook of app-b, written as users write them
-// (BeforeHookCreation replaces the last run's Job); EXIT is its
-// container's exit code.
+// (generateName, BeforeHookCreation); EXIT is its container's exit code.
 const migrateHook = `apiVersion: batch/v1
 kind: Job
 metadata:
-  name: app-b-migrate
+  generateName: app-b-migrate-
   annotations:
     argocd.argoproj.io/hook: PreSync
     argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
@@ -178,7 +177,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	t.Logf("second revision:\n%s", out.String())
 	rev2 := e.revision("app-b")
 	if body := string(failed[0].Body); !strings.Contains(body, "The sync of application app-b failed") ||
-		!strings.Contains(body, "- Job app-b/app-b-migrate: Job has reached the specified backoff limit") {
+		!regexp.MustCompile(`\n- Job app-b/app-b-migrate-\S+: Job has reached the specified backoff limit\n`).MatchString(body) {
 		t.Errorf("on-sync-failed to the webhook: %q, want app-b's failed sync and its hook", body)
 	}
 
