@@ -47,10 +47,12 @@ func (r *reconciler) loadConfig(ctx context.Context, ns string) (*loadedConfig, 
 	cm := &corev1.ConfigMap{}
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: ConfigMapName}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.configured.Store(false)
 			return nil, nil
 		}
 		return nil, fmt.Errorf("read %s: %w", ConfigMapName, err)
 	}
+	r.configured.Store(true)
 	secret := &corev1.Secret{}
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: SecretName}, secret); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("read %s: %w", SecretName, err)

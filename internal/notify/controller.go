@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -174,4 +175,6 @@ type reconciler struct {
 	mu     sync.Mutex
 	states map[types.NamespacedName]*appState
 	config *loadedConfig
+	// configured is set while argocd-notifications-cm exists.
+	configured atomic.Bool
 }

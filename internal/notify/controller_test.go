@@ -208,6 +208,7 @@ func (m *countingMetrics) count(key string) int {
 func TestDownReceiver(t *testing.T) {
 	h := start(t, map[string]string{
 		"service.webhook.pager": "url: RECEIVER/hooks/$pager-token\nretryMax: 2\nretryWaitMin: 50ms\nretryWaitMax: 100ms",
+		"trigger.on-broken":     "- when: app.status.(\n  send: [app-deployed]",
 	})
 	h.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.SecretName}, StringData: map[string]string{"pager-token": "pager-s3cret"}})
 	h.rcv.FailNext(http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusServiceUnavailable)
@@ -235,6 +236,16 @@ func TestDownReceiver(t *testing.T) {
 	if n := h.metrics.count("on-sync-succeeded pager false"); n != 1 {
 		t.Errorf("failed deliveries counted %d, want 1", n)
 	}
+	// The broken trigger is reported on the ConfigMap, naming its key; the
+	// rest of the settings work.
+	h.eventually(30*time.Second, "a Warning event on "+notify.ConfigMapName, func() bool {
+		for _, e := range h.events(notify.ConfigMapName) {
+			if strings.HasPrefix(e, "Warning InvalidNotificationSetting "+notify.ConfigMapName+": trigger.on-broken: condition 0: when:") {
+				return true
+			}
+		}
+		return false
+	})
 	// Given up: no more tries, even as the app is looked at again.
 	time.Sleep(3 * time.Second)
 	if n := len(h.rcv.Requests()); n != 3 {

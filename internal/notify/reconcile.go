@@ -14,21 +14,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
-// appChanged queues the app and the apps of apps above it, whose
-// wavecd.Bootstrap() reads it.
+// appChanged queues the app and, once notifications are configured, the
+// apps of apps above it, whose wavecd.Bootstrap() reads it.
 func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue) {
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+	if !r.configured.Load() {
+		return
+	}
 	apps, err := r.apps(ctx, obj.GetNamespace())
 	if err != nil {
 		return
 	}
 	parents := map[string][]string{}
 	for _, a := range apps {
-		for _, c := range childWaves(toApp(a)) {
-			parents[c.name] = append(parents[c.name], (&unstructured.Unstructured{Object: a}).GetName())
+		for _, c := range childNames(a) {
+			parents[c] = append(parents[c], (&unstructured.Unstructured{Object: a}).GetName())
 		}
 	}
 	seen := map[string]bool{obj.GetName(): true}
@@ -46,11 +50,29 @@ func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue)
 	}
 }
 
-// apps lists the Applications of a namespace from the cache.
+// childNames lists the child Applications an app's status names, read
+// from the object as it is (this runs on every change of every app).
+func childNames(app map[string]any) []string {
+	ns, _, _ := unstructured.NestedString(app, "metadata", "namespace")
+	resources, _, _ := unstructured.NestedSlice(app, "status", "resources")
+	var out []string
+	for _, r := range resources {
+		m, _ := r.(map[string]any)
+		if m["group"] == v1alpha1.Group && m["kind"] == v1alpha1.ApplicationKind && (m["namespace"] == nil || m["namespace"] == "" || m["namespace"] == ns) {
+			if name, _ := m["name"].(string); name != "" {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// apps lists the Applications of a namespace from the cache, shared with
+// it: callers only read them.
 func (r *reconciler) apps(ctx context.Context, ns string) ([]map[string]any, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(appGVK.GroupVersion().WithKind("ApplicationList"))
-	if err := r.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	out := make([]map[string]any, 0, len(list.Items))

@@ -20,7 +20,7 @@ import (
 var testNow = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
 // loadObjects reads the objects of a YAML file under testdata.
-func loadObjects(t *testing.T, path string) []map[string]any {
+func loadObjects(t testing.TB, path string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", path))
 	if err != nil {
@@ -42,7 +42,7 @@ func loadObjects(t *testing.T, path string) []map[string]any {
 	}
 }
 
-func loadApp(t *testing.T, path string) map[string]any {
+func loadApp(t testing.TB, path string) map[string]any {
 	t.Helper()
 	return loadObjects(t, path)[0]
 }
