@@ -153,3 +153,28 @@ func TestRetryPolicyDefaults(t *testing.T) {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 }
+
+// TestSenderRetriesARefusedConnection: nothing listens; each try fails to
+// connect and is tried again, and the event says so without the URL.
+func TestSenderRetriesARefusedConnection(t *testing.T) {
+	cfg, svc := newTestService(t, map[string]string{
+		"service.webhook.hook": "url: http://127.0.0.1:1/hooks/$token\nretryMax: 2",
+		"template.t":           "message: hello",
+	}, map[string][]byte{"token": []byte("s3cr3t-token")}, "hook", nil)
+	rec := &recorded{}
+	s := newSender(rec, rec)
+	var waits []time.Duration
+	s.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	n, err := cfg.Render(loadApp(t, "apps/deployed.yaml"), Env{}, Pending{Templates: []string{"t"}, Dest: Destination{Service: "hook"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.deliver(context.Background(), delivery{app: unstructuredApp(loadApp(t, "apps/deployed.yaml")), trigger: "on-deployed",
+		dest: Destination{Service: "hook"}, notification: n, service: svc, policy: svc.(*webhookService).retryPolicy(), redact: cfg.Redact})
+	if len(waits) != 2 || len(rec.events) != 1 {
+		t.Fatalf("waits %v, events %q; want 2 retries and one event", waits, rec.events)
+	}
+	if e := rec.events[0]; !strings.Contains(e, "after 3 attempt(s): GET 127.0.0.1:1: ") || !strings.Contains(e, "connection refused") || strings.Contains(e, "s3cr3t") || strings.Contains(e, "/hooks") {
+		t.Errorf("event %q", e)
+	}
+}

@@ -6,14 +6,17 @@
 // Up starts or reuses the local cluster (wavecd-localcluster, run as a
 // subprocess, with the profile and time scale given; restarted when they
 // change), installs the CRDs, applies the settings (package settings:
-// ConfigMaps and Secrets, or an argo-cd Helm chart values file), renders the
-// whole bootstrap to tell the cluster which Services it will hold
-// (services.go), serves the repository locally, runs the Application
-// controller in process, applies the root Application and prints a timeline
-// of what happens: sync and health changes, wave starts, what a wave waits
-// on, pod crashes (with the Service a pod needs) and restarts, stamped with
-// the seconds since the start and, at a time scale other than 1, the seconds
-// at full scale. With ExitWhenSettled it returns once every Application is
+// ConfigMaps and Secrets, or an argo-cd Helm chart values file; an
+// argocd-notifications-cm gets the notification catalog's keys it lacks,
+// and notification settings an earlier run left and this one lacks go),
+// renders the whole bootstrap to tell the cluster which Services it will
+// hold (services.go), serves the repository locally, runs the Application
+// controller in process (with the ApplicationSet and notifications
+// controllers), applies the root Application and prints a timeline of what
+// happens: sync and health changes, wave starts, what a wave waits on, pod
+// crashes (with the Service a pod needs) and restarts, stamped with the
+// seconds since the start and, at a time scale other than 1, the seconds at
+// full scale. With ExitWhenSettled it returns once every Application is
 // Synced and Healthy with no operation running (PostSync hooks included), or
 // a *NotSettledError when the rehearsal stalls or runs out of time; in both
 // cases it prints a summary table and leaves the cluster running.
