@@ -140,14 +140,10 @@ func (s *SMTPServer) session(c net.Conn) {
 			c, r, w = tc, bufio.NewReader(tc), bufio.NewWriter(tc)
 			m = Mail{TLS: true}
 		case "AUTH":
-			mech, cred, _ := strings.Cut(arg, " ")
-			b, err := base64.StdEncoding.DecodeString(cred)
-			parts := strings.Split(string(b), "\x00")
-			if !m.TLS || strings.ToUpper(mech) != "PLAIN" || err != nil || len(parts) != 3 {
+			if !m.TLS || !plainAuth(arg, &m) {
 				say("535 authentication failed")
 				continue
 			}
-			m.User, m.Password = parts[1], parts[2]
 			say("235 authenticated")
 		case "MAIL":
 			m.From = strings.Trim(strings.TrimPrefix(strings.ToUpper(arg[:5])+arg[5:], "FROM:"), "<>")
@@ -157,18 +153,11 @@ func (s *SMTPServer) session(c net.Conn) {
 			say("250 ok")
 		case "DATA":
 			say("354 go ahead")
-			var data strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				data.WriteString(strings.TrimPrefix(l, "."))
+			data, err := readData(r)
+			if err != nil {
+				return
 			}
-			m.Data = data.String()
+			m.Data = data
 			s.mu.Lock()
 			s.mails = append(s.mails, m)
 			s.mu.Unlock()
@@ -180,6 +169,33 @@ func (s *SMTPServer) session(c net.Conn) {
 		default:
 			say("250 ok")
 		}
+	}
+}
+
+// plainAuth reads AUTH PLAIN's credentials into m.
+func plainAuth(arg string, m *Mail) bool {
+	mech, cred, _ := strings.Cut(arg, " ")
+	b, err := base64.StdEncoding.DecodeString(cred)
+	parts := strings.Split(string(b), "\x00")
+	if strings.ToUpper(mech) != "PLAIN" || err != nil || len(parts) != 3 {
+		return false
+	}
+	m.User, m.Password = parts[1], parts[2]
+	return true
+}
+
+// readData reads a message up to the line holding a single dot.
+func readData(r *bufio.Reader) (string, error) {
+	var data strings.Builder
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		if l == ".\r\n" {
+			return data.String(), nil
+		}
+		data.WriteString(strings.TrimPrefix(l, "."))
 	}
 }
 
