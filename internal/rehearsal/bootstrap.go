@@ -68,7 +68,35 @@ func (b *bootstrap) prepare(ctx context.Context, s *settings.Settings, mirrors s
 	if err != nil {
 		return err
 	}
+	if objs, err = withNotificationCatalog(objs); err != nil {
+		return err
+	}
 	return b.applySettings(ctx, objs)
+}
+
+// withNotificationCatalog returns settings whose argocd-notifications-cm,
+// if they have one, holds the notification catalog's triggers and
+// templates it does not define itself, as the Helm chart installs them.
+func withNotificationCatalog(settings []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	out := slices.Clone(settings)
+	for i, o := range out {
+		if o.GetKind() != "ConfigMap" || o.GetName() != notify.ConfigMapName {
+			continue
+		}
+		cm := o.DeepCopy()
+		data, _, err := unstructured.NestedStringMap(cm.Object, "data")
+		if err != nil {
+			return nil, fmt.Errorf("settings: %s: %w", notify.ConfigMapName, err)
+		}
+		if data, err = notify.WithCatalog(data); err != nil {
+			return nil, err
+		}
+		if err := unstructured.SetNestedStringMap(cm.Object, data, "data"); err != nil {
+			return nil, err
+		}
+		out[i] = cm
+	}
+	return out, nil
 }
 
 // withMirrors returns settings with mirrors added to argocd-cm's

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -66,5 +67,47 @@ func TestWithMirrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWithNotificationCatalog: an argocd-notifications-cm of the settings
+// gets the catalog's keys it lacks, keeps its own, and the object given is
+// not changed; settings without one are left as they are.
+func TestWithNotificationCatalog(t *testing.T) {
+	obj := func(kind, name, data string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte("apiVersion: v1\nkind: "+kind+"\nmetadata: {name: "+name+", namespace: argocd}\n"+data), &o.Object); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	catalog, err := notify.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := obj("ConfigMap", "argocd-notifications-cm", "data:\n  trigger.on-deployed: mine\n  service.slack: 'token: $slack-token'\n")
+	settings := []*unstructured.Unstructured{obj("ConfigMap", "argocd-cm", "data: {timeout.reconciliation: 30s}"), own}
+	got, err := withNotificationCatalog(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(got[1].Object, "data")
+	for k := range catalog {
+		if _, ok := data[k]; !ok {
+			t.Errorf("catalog key %s missing", k)
+		}
+	}
+	if data["trigger.on-deployed"] != "mine" || data["service.slack"] != "token: $slack-token" {
+		t.Errorf("the file's own keys were not kept: %q, %q", data["trigger.on-deployed"], data["service.slack"])
+	}
+	if len(own.Object["data"].(map[string]any)) != 2 {
+		t.Error("the settings object given was changed in place")
+	}
+	if d := cmp.Diff(settings[0].Object, got[0].Object); d != "" {
+		t.Errorf("argocd-cm changed (-want +got):\n%s", d)
+	}
+	none, err := withNotificationCatalog(settings[:1])
+	if err != nil || len(none) != 1 {
+		t.Errorf("settings without notifications: %v, %v", none, err)
 	}
 }

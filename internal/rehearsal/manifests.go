@@ -13,7 +13,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -80,19 +79,6 @@ func readRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
 // argocd-cm and argocd-secret, or an argo-cd Helm chart values file.
 func readSettings(path, namespace string) (*settings.Settings, error) {
 	return settings.Load(path, settings.Options{Namespace: namespace})
-}
-
-// addCatalog adds the notification catalog's keys cm lacks.
-func addCatalog(cm *unstructured.Unstructured) error {
-	data, _, err := unstructured.NestedStringMap(cm.Object, "data")
-	if err != nil {
-		return err
-	}
-	withCatalog, err := notify.WithCatalog(data)
-	if err != nil {
-		return err
-	}
-	return unstructured.SetNestedStringMap(cm.Object, withCatalog, "data")
 }
 
 func isApplication(o *unstructured.Unstructured) bool {
