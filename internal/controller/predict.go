@@ -44,10 +44,11 @@ func (t *target) predictor(app *v1alpha1.Application, live map[string]*unstructu
 // seedPredictions records what a sync's applies returned as the
 // predictions for those objects: applying the same desired object to what
 // an apply returned changes nothing, so the refresh that follows a sync
-// needs no dry run for them.
+// needs no dry run for them. Only objects the sync wrote count: one it
+// never reached (a hook failed first) still differs from Git.
 func (t *target) seedPredictions(plan *wsync.Plan) {
 	for _, task := range plan.Tasks {
-		if task.Type != wsync.TaskApply || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
+		if task.Type != wsync.TaskApply || !task.Applied || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
 			continue
 		}
 		if stamp, ok := predictionStamp(task.Object, task.Live, task.Settings.Mode); ok {

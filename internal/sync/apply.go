@@ -358,7 +358,7 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 	}
 	ts.Result = ResultSynced
 	ts.Message = applyMessage(obj, t)
-	t.Live = out
+	t.Live, t.Applied = out, true
 	ts.Phase = TaskApplied
 	if ts.Type == TaskHook {
 		ts.Phase = TaskRunning

@@ -46,6 +46,9 @@ type Task struct {
 	Object *unstructured.Unstructured
 	// Live is the object in the cluster, nil when unknown or missing.
 	Live *unstructured.Unstructured
+	// Applied says this sync wrote the object: Live is then what the API
+	// server returned for the write.
+	Applied bool
 	// Settings are the object's effective write settings.
 	Settings applySettings
 	// DeletePolicies are a hook's delete policies.
