@@ -199,6 +199,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 		t.Fatalf("revisions %s, %s, %s are not three", rev1, rev2, rev3)
 	}
 	want := []string{"app-a " + rev1, "app-b " + rev1, "app-b " + rev3, "root " + rev1}
+	slices.Sort(want) // as deployedApps sorts: the revisions' hashes decide the order
 	if diff := cmp.Diff(want, deployedApps(rcv)); diff != "" {
 		t.Errorf("on-deployed to Slack (-want +got):\n%s", diff)
 	}
