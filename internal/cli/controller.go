@@ -122,9 +122,14 @@ func (a *controllerAction) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	maxBody, err := server.MaxWebhookBytes(ctx, ctrl.APIReader(), a.opts.Namespace)
+	if err != nil {
+		return err
+	}
 	webhook := server.NewWebhook(server.WebhookOptions{
 		Apps: ctrl.Lister(), Refresher: ctrl.Refresher(),
-		Secrets: server.SettingsSecret{Reader: ctrl.APIReader(), Namespace: a.opts.Namespace},
+		Secrets:      server.SettingsSecret{Reader: ctrl.APIReader(), Namespace: a.opts.Namespace},
+		MaxBodyBytes: maxBody,
 	})
 	srv := server.New(server.Options{Addr: a.listen, Webhook: webhook, Metrics: metrics, Ready: ctrl.Ready})
 	if err := ctrl.Add(srv); err != nil {

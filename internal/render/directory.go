@@ -77,25 +77,24 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := d.res
+	if len(jsonnetFiles) > 0 {
+		eval, err := newJsonnetEval(req, root)
+		if err != nil {
+			return nil, err
+		}
+		perFile, err := eval.objects(ctx, jsonnetFiles, d.budget)
+		if err != nil {
+			return nil, err
+		}
+		for i := len(jsonnetFiles) - 1; i >= 0; i-- { // from the last, so earlier positions hold
+			res.Objects = slices.Insert(res.Objects, jsonnetAt[i], perFile[i]...)
+		}
+	}
 	if err := req.budget().Take("manifests of "+root, d.budget.Used()); err != nil {
 		return nil, err
 	}
-	res := d.res
 	res.Size = d.budget.Used()
-	if len(jsonnetFiles) == 0 {
-		return res, nil
-	}
-	eval, err := newJsonnetEval(req, root)
-	if err != nil {
-		return nil, err
-	}
-	perFile, err := eval.objects(ctx, jsonnetFiles)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(jsonnetFiles) - 1; i >= 0; i-- { // from the last, so earlier positions hold
-		res.Objects = slices.Insert(res.Objects, jsonnetAt[i], perFile[i]...)
-	}
 	return res, nil
 }
 

@@ -115,13 +115,18 @@ func (j *jsonnetEval) evaluate(ctx context.Context, file string) (string, error)
 // called, else here) and returns each file's objects. Like Argo CD it
 // accepts an object or an array of objects (null items are skipped);
 // nested arrays are flattened and List objects are expanded by the engine.
-func (j *jsonnetEval) objects(ctx context.Context, files []string) ([][]*unstructured.Unstructured, error) {
+func (j *jsonnetEval) objects(ctx context.Context, files []string, budget *Budget) ([][]*unstructured.Unstructured, error) {
 	outs, err := j.evaluateAll(ctx, files)
 	if err != nil {
 		return nil, err
 	}
 	perFile := make([][]*unstructured.Unstructured, len(files))
 	for i, file := range files {
+		// Generated manifests count like files read: a small program can
+		// print a huge document.
+		if err := budget.Take(file+" (jsonnet output)", int64(len(outs[i]))); err != nil {
+			return nil, err
+		}
 		var v any
 		if err := json.Unmarshal([]byte(outs[i]), &v); err != nil {
 			return nil, &ParseError{File: file, Err: fmt.Errorf("jsonnet output: %w", err)}

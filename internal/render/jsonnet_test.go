@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,6 +171,20 @@ func TestJsonnetErrors(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// A Jsonnet program's output counts against the directory's limit like a
+// file read: a few bytes of source can print a huge document.
+func TestJsonnetOutputLimit(t *testing.T) {
+	tree := treeOf(t, map[string]string{"app/main.jsonnet": `{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'big'},
+		data: {x: std.join('', std.makeArray(5000, function(i) 'x'))}}`})
+	req := &Request{AppName: "dir", Tree: tree, Limits: Limits{MaxDirectorySize: 1000},
+		Source: v1alpha1.ApplicationSource{Path: "app", Directory: &v1alpha1.ApplicationSourceDirectory{}}}
+	_, err := Directory{}.Render(t.Context(), req)
+	var size *SizeError
+	if !errors.As(err, &size) || size.What != "app/main.jsonnet (jsonnet output)" {
+		t.Fatalf("error = %v, want the Jsonnet output over the directory limit", err)
 	}
 }
 

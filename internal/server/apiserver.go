@@ -76,10 +76,15 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 	// Git hosts may point their webhooks at the UI's address, as with
 	// argocd-server: refreshes go through the refresh annotation, which the
 	// controller acts on.
+	maxBody, err := MaxWebhookBytes(ctx, kube, o.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	opts.Webhook = NewWebhook(WebhookOptions{
-		Apps:      appclient.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
-		Refresher: appclient.AnnotationRefresher{Client: kube},
-		Secrets:   SettingsSecret{Reader: kube, Namespace: o.Namespace},
+		Apps:         appclient.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
+		Refresher:    appclient.AnnotationRefresher{Client: kube},
+		Secrets:      SettingsSecret{Reader: kube, Namespace: o.Namespace},
+		MaxBodyBytes: maxBody,
 	})
 	return New(opts), nil
 }

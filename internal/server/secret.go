@@ -3,12 +3,41 @@ package server
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// MaxPayloadSizeKey is the argocd-cm key that caps a webhook body, in MB
+// (50 when absent), as in Argo CD.
+const MaxPayloadSizeKey = "webhook.maxPayloadSizeMB"
+
+// MaxWebhookBytes reads argocd-cm's webhook.maxPayloadSizeMB in namespace:
+// the webhook's body cap in bytes, DefaultMaxWebhookBytes when the
+// ConfigMap or the key is absent. Argo CD reads it when its server starts;
+// so does wavecd.
+func MaxWebhookBytes(ctx context.Context, r client.Reader, namespace string) (int64, error) {
+	var cm corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "argocd-cm"}, &cm)
+	if kerrors.IsNotFound(err) {
+		return DefaultMaxWebhookBytes, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read ConfigMap %s/argocd-cm: %w", namespace, err)
+	}
+	v := strings.TrimSpace(cm.Data[MaxPayloadSizeKey])
+	if v == "" {
+		return DefaultMaxWebhookBytes, nil
+	}
+	mb, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mb <= 0 || mb > 1<<20 {
+		return 0, fmt.Errorf("argocd-cm key %s: %q is not a positive number of megabytes", MaxPayloadSizeKey, v)
+	}
+	return mb << 20, nil
+}
 
 // Settings Secret names and keys, as in Argo CD.
 const (
