@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // example is the seed demo, relative to this package.
@@ -59,7 +59,7 @@ func newRehearsalEnv(t *testing.T) *rehearsalEnv {
 }
 
 // up returns an Up for the example; its output goes to out.
-func (e *rehearsalEnv) up(settings string, out *syncBuffer) *Up {
+func (e *rehearsalEnv) up(settings string, out *testenv.SyncBuffer) *Up {
 	e.runs++
 	u := &Up{
 		Out: out, Workspace: e.ws.Dir, Repo: e.repo, LocalCluster: e.binary,
@@ -80,14 +80,14 @@ func (e *rehearsalEnv) up(settings string, out *syncBuffer) *Up {
 	e.t.Cleanup(func() {
 		if e.t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			e.t.Logf("controller log %s (tail):\n%s", logPath, tail(string(b), 40))
+			e.t.Logf("controller log %s (tail):\n%s", logPath, testenv.Tail(string(b), 40))
 		}
 	})
 	return u
 }
 
 // run runs a rehearsal that must settle and returns its wall time.
-func (e *rehearsalEnv) run(name string, u *Up, out *syncBuffer) time.Duration {
+func (e *rehearsalEnv) run(name string, u *Up, out *testenv.SyncBuffer) time.Duration {
 	e.t.Helper()
 	start := time.Now()
 	err := u.Run(e.t.Context())
@@ -206,7 +206,7 @@ func TestUpRehearsesTheHealthCheckExample(t *testing.T) {
 		if tc.settings == "" {
 			name = "no settings"
 		}
-		out := &syncBuffer{}
+		out := &testenv.SyncBuffer{}
 		u := e.up(tc.settings, out)
 		u.Fresh = true
 		var uiChecked <-chan error
@@ -294,7 +294,7 @@ spec:
 // success: the timeout passing, and a rehearsal in which nothing changes.
 func (e *rehearsalEnv) notSettled() {
 	t := e.t
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	u := e.up("", out)
 	u.Timeout = time.Millisecond
 	var nse *NotSettledError
@@ -303,8 +303,8 @@ func (e *rehearsalEnv) notSettled() {
 	}
 
 	repo := t.TempDir()
-	writeFiles(t, repo, map[string]string{"apps/root.yaml": brokenRoot})
-	out = &syncBuffer{}
+	testenv.WriteFiles(t, repo, map[string]string{"apps/root.yaml": brokenRoot})
+	out = &testenv.SyncBuffer{}
 	u = e.up("", out)
 	u.Repo, u.StallAfter = repo, 5*time.Second
 	err := u.Run(t.Context())
@@ -320,7 +320,7 @@ func (e *rehearsalEnv) notSettled() {
 // no longer acts.
 func (e *rehearsalEnv) reuseThenInterrupt(pid int) {
 	t := e.t
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	u := e.up("", out)
 	u.ExitWhenSettled = false
 	ctx, cancel := context.WithCancel(t.Context())
@@ -382,35 +382,9 @@ func (e *rehearsalEnv) downLeavesNothing() {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // checkUI waits for up to print the web UI's address and password, then
 // logs in through the API and lists the Applications there.
-func checkUI(ctx context.Context, out *syncBuffer) <-chan error {
+func checkUI(ctx context.Context, out *testenv.SyncBuffer) <-chan error {
 	done := make(chan error, 1)
 	line := regexp.MustCompile(`web UI (http://\S+) \(user admin, password (\S+)\)`)
 	go func() {

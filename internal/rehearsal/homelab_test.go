@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // homelab is the seven-wave example, relative to this package.
@@ -47,7 +48,7 @@ func TestUpBootstrapsTheHomelab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	u := e.up("", out)
 	u.Repo, u.Fresh = repo, true
 	took := e.run("homelab", u, out)

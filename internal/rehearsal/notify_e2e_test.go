@@ -17,6 +17,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // notificationSettings is a settings file in Argo CD's format: services
@@ -124,11 +125,11 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	smtp := notifytest.NewSMTPServer(t)
 	settings := filepath.Join(t.TempDir(), "notifications.yaml")
 	cert := "    " + strings.ReplaceAll(strings.TrimSpace(smtp.CertPEM), "\n", "\n    ") + "\n"
-	writeFiles(t, filepath.Dir(settings), map[string]string{filepath.Base(settings): strings.NewReplacer(
+	testenv.WriteFiles(t, filepath.Dir(settings), map[string]string{filepath.Base(settings): strings.NewReplacer(
 		"RECEIVER", rcv.URL, "SMTP_PORT", fmt.Sprint(smtp.Port), "CERT", cert).Replace(notificationSettings)})
 
 	// The first revision: every app deploys.
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	u := e.up("", out)
 	u.Settings, u.Fresh = settings, true
 	e.run("first revision", u, out)
@@ -146,7 +147,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 		"charts/app-b/templates/migrate.yaml": func(string) string { return strings.Replace(migrateHook, "EXIT", "1", 1) },
 	})
 	ctx, cancel := context.WithCancel(t.Context())
-	out = &syncBuffer{}
+	out = &testenv.SyncBuffer{}
 	u = e.up("", out)
 	u.Settings, u.ExitWhenSettled = settings, false
 	done := make(chan error, 1)
@@ -185,7 +186,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	e.edit(map[string]func(string) string{
 		"charts/app-b/templates/migrate.yaml": func(string) string { return strings.Replace(migrateHook, "EXIT", "0", 1) },
 	})
-	out = &syncBuffer{}
+	out = &testenv.SyncBuffer{}
 	u = e.up("", out)
 	u.Settings = settings
 	e.run("third revision", u, out)

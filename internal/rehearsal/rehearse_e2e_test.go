@@ -58,7 +58,7 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 		{scenario: "no-health", want: Converged, inspect: inspectKarpenterNodes},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &testenv.SyncBuffer{}
 			logPath := filepath.Join(t.TempDir(), "controller.log")
 			dir := dir
 			var rcv *notifytest.Receiver
@@ -79,7 +79,7 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 			t.Logf("%s: wall time %s\n%s", tc.scenario, time.Since(start).Round(100*time.Millisecond), out.String())
 			if t.Failed() {
 				b, _ := os.ReadFile(logPath)
-				t.Logf("controller log (tail):\n%s", tail(string(b), 40))
+				t.Logf("controller log (tail):\n%s", testenv.Tail(string(b), 40))
 			}
 			if rep == nil || len(rep.Runs) != 1 {
 				t.Fatalf("rehearse: %v, no run", err)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // redisPair is a repository shaped like the public one the health-check
@@ -41,7 +42,7 @@ func TestUpRehearsesARepositoryAsItIs(t *testing.T) {
 		{name: "Argo CD's Lua from an argo-cd values file", settings: "argocd-values.yaml"},
 		{name: "wavecd's default"},
 	} {
-		out := &syncBuffer{}
+		out := &testenv.SyncBuffer{}
 		u := e.up("", out)
 		u.Repo, u.Fresh, u.TimeScale = repo, true, 0.1
 		if tc.settings != "" {

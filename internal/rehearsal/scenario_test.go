@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // calicoKarpenter is the example the rehearse scenarios come from,
@@ -70,7 +71,7 @@ func TestLoadScenario(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, tc.files)
+			testenv.WriteFiles(t, dir, tc.files)
 			_, err := LoadScenario(dir, tc.name)
 			if err == nil {
 				t.Fatal("no error")
@@ -89,7 +90,7 @@ func TestScenarioNeeds(t *testing.T) {
 	if err := s.checkNeeds(bin); err == nil || err.Error() != want {
 		t.Errorf("checkNeeds = %v, want %s", err, want)
 	}
-	writeFiles(t, bin, map[string]string{"karpenter-kwok": "", "karpenter-crds/a.yaml": ""})
+	testenv.WriteFiles(t, bin, map[string]string{"karpenter-kwok": "", "karpenter-crds/a.yaml": ""})
 	if err := s.checkNeeds(bin); err != nil {
 		t.Errorf("checkNeeds with everything there: %v", err)
 	}

@@ -9,25 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
-
-// writeFiles creates files (path -> content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func TestSnapshotIsReadByTheController(t *testing.T) {
 	src := t.TempDir()
-	writeFiles(t, src, map[string]string{
+	testenv.WriteFiles(t, src, map[string]string{
 		".gitignore":              ".wavecd/\n*.tmp\n",
 		"apps/root.yaml":          "kind: Application\n",
 		"apps/scratch.tmp":        "ignored",
@@ -82,7 +69,7 @@ func TestSnapshotIsReadByTheController(t *testing.T) {
 
 func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 	src := t.TempDir()
-	writeFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
+	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
 	sha, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
 	if err != nil {
@@ -92,7 +79,7 @@ func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 	if err != nil || again != sha {
 		t.Errorf("second snapshot of unchanged files = %s, %v; want the same commit %s", again, err, sha)
 	}
-	writeFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
+	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
 	changed, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
 	if err != nil || changed == sha {
 		t.Errorf("snapshot of changed files = %s, %v; want a new commit", changed, err)
@@ -101,7 +88,7 @@ func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 
 func TestServeRepo(t *testing.T) {
 	src := t.TempDir()
-	writeFiles(t, src, map[string]string{"apps/root.yaml": twoRoots})
+	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": twoRoots})
 	ws := Workspace{Dir: filepath.Join(t.TempDir(), DefaultWorkspace)}
 	snap, err := serveRepo(t.Context(), src, "apps/root.yaml", Namespace, ws)
 	if err != nil {
@@ -132,11 +119,11 @@ func TestServeRepo(t *testing.T) {
 // name, replacing what the source holds at that path.
 func TestSnapshotAddsExtraFiles(t *testing.T) {
 	src, extra := t.TempDir(), t.TempDir()
-	writeFiles(t, src, map[string]string{
+	testenv.WriteFiles(t, src, map[string]string{
 		"charts/k/Chart.yaml":    "name: k\n",
 		"charts/k/crds/old.yaml": "old\n",
 	})
-	writeFiles(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
+	testenv.WriteFiles(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
 	_, err := Snapshot(SnapshotOptions{Src: src, Dst: dst, Extra: map[string]string{
 		"charts/k/crds": filepath.Join(extra, "karpenter-crds"),
