@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wavecd/wavecd/internal/rehearsal"
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 // The rehearsal itself runs end to end in internal/rehearsal; these tests
@@ -55,7 +56,7 @@ func matchesError(got, want string) bool {
 }
 
 func TestRehearseExitCodes(t *testing.T) {
-	notConverged := &rehearsal.NotConvergedError{Scenario: "health-gated", Summary: rehearsal.Summary{Runs: 1, Stalled: 1}}
+	notConverged := &rehearsal.NotConvergedError{Scenario: "health-gated", Summary: report.Summary{Runs: 1, Stalled: 1}}
 	tests := map[string]struct {
 		err  error
 		want int

@@ -1,5 +1,5 @@
 // Package diagram draws wavecd's pictures as SVG, for the rehearsal
-// report (internal/rehearsal) and the web UI (internal/server), so a
+// report (internal/rehearsal/report) and the web UI (internal/server), so a
 // rehearsed bootstrap and a live one read the same:
 //
 //   - Gantt: a sync timeline, a row per app (or object) with a bar from

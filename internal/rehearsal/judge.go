@@ -3,11 +3,13 @@ package rehearsal
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 // judge decides how a rehearse run ends:
@@ -25,7 +27,7 @@ type judge struct {
 	settleFor    time.Duration
 	timeout      time.Duration
 
-	verdict   Verdict
+	verdict   report.Verdict
 	at        time.Time
 	settledAt time.Time
 	reason    string
@@ -66,7 +68,7 @@ func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) 
 			j.settledAt = now
 		}
 		if now.Sub(j.settledAt) >= j.settleFor {
-			j.verdict, j.at = Converged, j.settledAt
+			j.verdict, j.at = report.Converged, j.settledAt
 			return true
 		}
 		return false
@@ -78,17 +80,17 @@ func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) 
 	}
 	quiet := now.Sub(last)
 	if stalls := stalledApps(t); len(stalls) > 0 && quiet >= j.grace() {
-		j.verdict, j.at = Stalled, t.start.Add(earliestStall(t))
+		j.verdict, j.at = report.Stalled, t.start.Add(earliestStall(t))
 		j.reason = stalls[0].Message
 		return true
 	}
 	if quiet >= 2*j.stallTimeout {
-		j.verdict, j.at = Stalled, last
+		j.verdict, j.at = report.Stalled, last
 		j.reason = fmt.Sprintf("nothing changed for %s", quiet.Round(time.Second))
 		return true
 	}
 	if !now.Before(deadline) {
-		j.verdict, j.at = TimedOut, now
+		j.verdict, j.at = report.TimedOut, now
 		j.reason = "not settled within " + j.timeout.String()
 		return true
 	}
@@ -98,9 +100,9 @@ func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) 
 func (j *judge) line(start time.Time) string {
 	at := j.at.Sub(start).Seconds()
 	switch j.verdict {
-	case Converged:
+	case report.Converged:
 		return fmt.Sprintf("converged at %.1fs: every app Synced and Healthy, no sync running", at)
-	case Stalled:
+	case report.Stalled:
 		return fmt.Sprintf("stalled at %.1fs: %s", at, j.reason)
 	}
 	return j.reason
@@ -108,16 +110,16 @@ func (j *judge) line(start time.Time) string {
 
 // result fills a run's verdict and apps from what the judge and the
 // tracker know.
-func (j *judge) result(res RunResult, t *tracker, end float64) RunResult {
+func (j *judge) result(res report.RunResult, t *tracker, end float64) report.RunResult {
 	res.Verdict = j.verdict
 	if res.Verdict == "" {
-		res.Verdict = TimedOut
+		res.Verdict = report.TimedOut
 		j.at = t.start.Add(time.Duration(end * float64(time.Second)))
 		j.reason = "interrupted"
 	}
 	res.At = round1(j.at.Sub(t.start).Seconds())
 	res.End = round1(end)
-	if res.Verdict != Converged {
+	if res.Verdict != report.Converged {
 		res.Reason = stripStalled(j.reason)
 		res.StalledApps = stalledApps(t)
 		res.Waiting = t.unsettled()
@@ -128,23 +130,23 @@ func (j *judge) result(res RunResult, t *tracker, end float64) RunResult {
 
 // appRecords lists the apps the run saw, roots first, then by wave, and
 // after them the child Applications a parent wants but never created.
-func appRecords(t *tracker) []AppRecord {
-	var out []AppRecord
+func appRecords(t *tracker) []report.AppRecord {
+	var out []report.AppRecord
 	seen := map[string]bool{}
 	for _, a := range t.summaryOrder() {
 		seen[a.name] = true
-		out = append(out, AppRecord{
+		out = append(out, report.AppRecord{
 			Name: a.name, Root: a.root, Wave: a.waveNumber(), Sync: a.sync, Health: a.health,
 			Created: secondsOf(a.createdAt), SyncStarted: secondsOf(a.firstSyncAt),
 			Healthy: healthySeconds(a), Settled: secondsOf(a.settledAt), Stalled: secondsOf(a.stalledAt),
 		})
 	}
-	var missing []AppRecord
+	var missing []report.AppRecord
 	for _, name := range t.order {
 		for child, wave := range t.apps[name].children {
 			if !seen[child] {
 				seen[child] = true
-				missing = append(missing, AppRecord{Name: child, Wave: int(wave), Created: -1, SyncStarted: -1,
+				missing = append(missing, report.AppRecord{Name: child, Wave: int(wave), Created: -1, SyncStarted: -1,
 					Healthy: -1, Settled: -1, Stalled: -1})
 			}
 		}
@@ -160,16 +162,16 @@ func appRecords(t *tracker) []AppRecord {
 
 // stalledApps lists the apps with a SyncStalled condition: apps other
 // than the roots first (their reason names the workload itself), by name.
-func stalledApps(t *tracker) []AppStall {
-	var out []AppStall
-	var roots []AppStall
+func stalledApps(t *tracker) []report.AppStall {
+	var out []report.AppStall
+	var roots []report.AppStall
 	for _, name := range t.order {
 		a := t.apps[name]
 		msg, ok := a.conditions[v1alpha1.ApplicationConditionSyncStalled]
 		if !ok || a.gone {
 			continue
 		}
-		s := AppStall{App: name, Message: stripStalled(msg)}
+		s := report.AppStall{App: name, Message: stripStalled(msg)}
 		if a.root {
 			roots = append(roots, s)
 		} else {
@@ -192,6 +194,9 @@ func earliestStall(t *tracker) time.Duration {
 }
 
 func stripStalled(msg string) string { return strings.TrimPrefix(msg, "stalled: ") }
+
+// round1 rounds to a tenth, as the report's times are.
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 func secondsOf(d time.Duration) float64 {
 	if d < 0 {

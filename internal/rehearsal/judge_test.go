@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 func stalledCondition(msg string) func(*v1alpha1.Application) {
@@ -24,18 +25,18 @@ func TestJudgeDecide(t *testing.T) {
 	tests := map[string]struct {
 		events   []observation
 		now      float64
-		activity float64 // last node or pod change, seconds
-		want     Verdict // "" while the run goes on
+		activity float64        // last node or pod change, seconds
+		want     report.Verdict // "" while the run goes on
 		wantAt   float64
 		reason   string
 	}{
 		"settled for long enough": {
 			events: []observation{appAt("root", 1, settled), appAt("calico", 2, settled)},
-			now:    5, want: Converged, wantAt: 3,
+			now:    5, want: report.Converged, wantAt: 3,
 		},
 		"a stall, quiet for the grace period": {
 			events: []observation{appAt("root", 1, stalledRoot), appAt("calico", 21, stalledCalico)},
-			now:    32, want: Stalled, wantAt: 1, reason: "wave 0 of calico waits on X",
+			now:    32, want: report.Stalled, wantAt: 1, reason: "wave 0 of calico waits on X",
 		},
 		"a stall while nodes still change": {
 			events: []observation{appAt("calico", 21, stalledCalico)},
@@ -43,11 +44,11 @@ func TestJudgeDecide(t *testing.T) {
 		},
 		"nothing changes at all": {
 			events: []observation{appAt("calico", 1, waiting)},
-			now:    45, want: Stalled, wantAt: 1, reason: "nothing changed for 44s",
+			now:    45, want: report.Stalled, wantAt: 1, reason: "nothing changed for 44s",
 		},
 		"out of time": {
 			events: []observation{appAt("calico", 1, waiting)},
-			now:    100, activity: 99, want: TimedOut, wantAt: 100, reason: "not settled within 1m40s",
+			now:    100, activity: 99, want: report.TimedOut, wantAt: 100, reason: "not settled within 1m40s",
 		},
 	}
 	for name, tc := range tests {
@@ -64,7 +65,7 @@ func TestJudgeDecide(t *testing.T) {
 				done = j.decide(at(now), tr, at(tc.activity), deadline)
 			}
 			got := struct {
-				Verdict Verdict
+				Verdict report.Verdict
 				At      float64
 				Reason  string
 			}{}
@@ -72,7 +73,7 @@ func TestJudgeDecide(t *testing.T) {
 				got.Verdict, got.At, got.Reason = j.verdict, j.at.Sub(t0).Seconds(), j.reason
 			}
 			want := struct {
-				Verdict Verdict
+				Verdict report.Verdict
 				At      float64
 				Reason  string
 			}{tc.want, tc.wantAt, tc.reason}

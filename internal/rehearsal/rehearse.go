@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 // Defaults of `wavecd rehearse`.
@@ -64,7 +66,7 @@ type Rehearse struct {
 // The CLI exits with ExitNotSettled.
 type NotConvergedError struct {
 	Scenario string
-	Summary  Summary
+	Summary  report.Summary
 }
 
 func (e *NotConvergedError) Error() string {
@@ -101,7 +103,7 @@ func (r *Rehearse) defaults() {
 // Run runs the scenario's runs one after the other, prints the summary
 // (or the JSON report), writes the HTML report, and returns the report
 // with a *NotConvergedError when a run did not converge.
-func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
+func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 	r.defaults()
 	dir, err := filepath.Abs(r.Dir)
 	if err != nil {
@@ -133,7 +135,7 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve workspace %s: %w", r.Workspace, err)
 	}
-	rep := &Report{Scenario: s.Name, Description: s.Description, Expect: s.Expect}
+	rep := &report.Report{Scenario: s.Name, Description: s.Description, Expect: s.Expect}
 	timeline := r.Out
 	if r.JSON {
 		timeline = nil
@@ -155,7 +157,7 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 		}
 		rep.Runs = append(rep.Runs, res)
 	}
-	rep.Summary = summarize(rep.Runs)
+	rep.Summary = report.Summarize(rep.Runs)
 	if err := r.output(rep); err != nil {
 		return rep, err
 	}
@@ -166,13 +168,13 @@ func (r *Rehearse) Run(ctx context.Context) (*Report, error) {
 }
 
 // output prints the summary or the JSON report and writes the HTML one.
-func (r *Rehearse) output(rep *Report) error {
+func (r *Rehearse) output(rep *report.Report) error {
 	if r.Report != "" {
 		f, err := os.Create(r.Report)
 		if err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
-		err = WriteHTML(f, rep)
+		err = report.WriteHTML(f, rep)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -46,16 +47,16 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		scenario string
-		want     Verdict
+		want     report.Verdict
 		inspect  func(t *testing.T, c clusterState)
-		verdict  func(t *testing.T, run RunResult)
+		verdict  func(t *testing.T, run report.RunResult)
 		// notified checks the notifications the run sent, to a webhook
 		// subscribed to every trigger of the catalog.
 		notified func(t *testing.T, rcv *notifytest.Receiver)
 	}{
-		{scenario: "health-gated", want: Stalled, inspect: inspectDeadlock, verdict: checkDeadlockVerdict, notified: checkStallNotified},
-		{scenario: "static-nodes", want: Converged, inspect: inspectStaticNodes},
-		{scenario: "no-health", want: Converged, inspect: inspectKarpenterNodes},
+		{scenario: "health-gated", want: report.Stalled, inspect: inspectDeadlock, verdict: checkDeadlockVerdict, notified: checkStallNotified},
+		{scenario: "static-nodes", want: report.Converged, inspect: inspectStaticNodes},
+		{scenario: "no-health", want: report.Converged, inspect: inspectKarpenterNodes},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			out := &testenv.SyncBuffer{}
@@ -88,7 +89,7 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 			if run.Verdict != tc.want {
 				t.Fatalf("verdict %s (%s), want %s; error %v", run.Verdict, run.Reason, tc.want, err)
 			}
-			if (err == nil) != (tc.want == Converged) {
+			if (err == nil) != (tc.want == report.Converged) {
 				t.Errorf("Run() error = %v with verdict %s", err, run.Verdict)
 			}
 			if tc.verdict != nil {
@@ -186,7 +187,7 @@ func assertNoProcessIn(t *testing.T, dir string) {
 
 // checkDeadlockVerdict checks the verdict of the health-gated run: stalled,
 // naming the blocked wave, the unschedulable pod and the provisioner's wave.
-func checkDeadlockVerdict(t *testing.T, run RunResult) {
+func checkDeadlockVerdict(t *testing.T, run report.RunResult) {
 	const wantPrefix = "wave 0 of calico waits on Deployment calico-system/tigera-operator: pod tigera-operator-"
 	const wantSuffix = "; no node provisioner is running; karpenter is in wave 1 of root"
 	if !strings.HasPrefix(run.Reason, wantPrefix) || !strings.HasSuffix(run.Reason, wantSuffix) || !strings.Contains(run.Reason, " Pending: 0/1 nodes are available") {
@@ -199,7 +200,7 @@ func checkDeadlockVerdict(t *testing.T, run RunResult) {
 	if !strings.HasPrefix(stalled["root"], "wave 0 of root waits on Application calico: Deployment calico-system/tigera-operator") {
 		t.Errorf("stalled apps %v, want root stalled on calico's operator", stalled)
 	}
-	var karpenter *AppRecord
+	var karpenter *report.AppRecord
 	for i := range run.Apps {
 		if run.Apps[i].Name == "karpenter" {
 			karpenter = &run.Apps[i]

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -56,7 +57,7 @@ type stagedRun struct {
 
 // runScenario runs a scenario once on a new local cluster in o.ws and
 // stops that cluster before it returns.
-func runScenario(ctx context.Context, o runOptions) (res RunResult, err error) {
+func runScenario(ctx context.Context, o runOptions) (res report.RunResult, err error) {
 	st, err := stage(o)
 	if err != nil {
 		return res, err
@@ -163,8 +164,8 @@ func startRunCluster(ctx context.Context, cl localCluster, start clusterStart, w
 
 // follow runs the controller and the watches, applies the root and
 // judges the run.
-func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, b *bootstrap) (RunResult, error) {
-	res := RunResult{Run: o.run, Seed: o.seed, Drawn: map[string]string{}}
+func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, b *bootstrap) (report.RunResult, error) {
+	res := report.RunResult{Run: o.run, Seed: o.seed, Drawn: map[string]string{}}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return res, fmt.Errorf("build client: %w", err)

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 // sampleEvery is how often a run counts nodes and pods.
@@ -21,14 +23,14 @@ type sampler struct {
 	start  time.Time
 
 	mu       sync.Mutex
-	samples  []Sample
+	samples  []report.Sample
 	last     podNodeState
 	activity time.Time
 }
 
 // podNodeState is what the sampler compares between two looks.
 type podNodeState struct {
-	Sample
+	report.Sample
 	running, total int
 }
 
@@ -60,7 +62,7 @@ func (s *sampler) look(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	st := podNodeState{Sample: Sample{At: round1(now.Sub(s.start).Seconds()), Nodes: len(nodes.Items)}, total: len(pods.Items)}
+	st := podNodeState{Sample: report.Sample{At: round1(now.Sub(s.start).Seconds()), Nodes: len(nodes.Items)}, total: len(pods.Items)}
 	for i := range nodes.Items {
 		if nodeReady(&nodes.Items[i]) {
 			st.ReadyNodes++
@@ -98,10 +100,10 @@ func (s *sampler) lastActivity() time.Time {
 }
 
 // result returns the samples, with a last one at end.
-func (s *sampler) result(end float64) []Sample {
+func (s *sampler) result(end float64) []report.Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := append([]Sample{}, s.samples...)
+	out := append([]report.Sample{}, s.samples...)
 	if n := len(out); n > 0 && out[n-1].At < end {
 		last := out[n-1]
 		last.At = end

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
 // NotSettledError reports a rehearsal that stalled, ran out of time or was
@@ -192,9 +194,9 @@ func (t *tracker) summaryOrder() []*appTrack {
 func (a *appTrack) note() string {
 	switch {
 	case a.failed != "":
-		return shorten("sync failed: "+a.failed, maxNote)
+		return report.Shorten("sync failed: "+a.failed, maxNote)
 	case a.running && strings.HasPrefix(a.wait, "Retrying attempt"):
-		return shorten("sync failing: "+a.wait, maxNote)
+		return report.Shorten("sync failing: "+a.wait, maxNote)
 	case a.manualSyncHint() != "":
 		return "OutOfSync, automated sync off: wavecd app sync " + a.name
 	}

@@ -1,4 +1,4 @@
-package rehearsal
+package report
 
 import (
 	"fmt"
@@ -112,8 +112,8 @@ type Summary struct {
 	StalledAt   []float64 `json:"stalledAt,omitempty"`
 }
 
-// summarize counts the runs' verdicts.
-func summarize(runs []RunResult) Summary {
+// Summarize counts the runs' verdicts.
+func Summarize(runs []RunResult) Summary {
 	s := Summary{Runs: len(runs)}
 	var conv, stall []float64
 	for _, r := range runs {
@@ -187,7 +187,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSEED\tVERDICT\tAT\tNODES\tREASON")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1fs\t%d\t%s\n", run.Run, run.Seed, run.Verdict, run.At, run.lastSample().Nodes, shorten(run.Reason, 100))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.1fs\t%d\t%s\n", run.Run, run.Seed, run.Verdict, run.At, run.lastSample().Nodes, Shorten(run.Reason, 100))
 	}
 	return tw.Flush()
 }
@@ -267,9 +267,9 @@ func secondsOrDash(s float64) string {
 	return fmt.Sprintf("%.1fs", s)
 }
 
-// shorten cuts s to at most n bytes, on a character boundary, and marks
-// the cut with "...".
-func shorten(s string, n int) string {
+// Shorten cuts s to at most n bytes, on a character boundary, and marks
+// the cut with "...": a reason or a note in one cell of a summary table.
+func Shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -277,4 +277,11 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return strings.TrimSpace(s[:n]) + "..."
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

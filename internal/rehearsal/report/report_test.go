@@ -1,4 +1,4 @@
-package rehearsal
+package report
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func TestReportSummaryGolden(t *testing.T) {
 			if err := yaml.UnmarshalStrict(b, &rep); err != nil {
 				t.Fatal(err)
 			}
-			rep.Summary = summarize(rep.Runs)
+			rep.Summary = Summarize(rep.Runs)
 			var out bytes.Buffer
 			if err := rep.WriteSummary(&out); err != nil {
 				t.Fatal(err)
@@ -116,7 +116,7 @@ func TestSummarize(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, summarize(tc.runs)); diff != "" {
+			if diff := cmp.Diff(tc.want, Summarize(tc.runs)); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
 		})
