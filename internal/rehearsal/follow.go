@@ -12,20 +12,41 @@ import (
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/notify"
+	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 )
+
+// NotSettledError reports a rehearsal that stalled, ran out of time or was
+// interrupted before every app settled. The CLI exits with ExitNotSettled.
+type NotSettledError struct {
+	// Reason says what ended the wait.
+	Reason string
+	// Waiting lists the apps not settled and why.
+	Waiting []string
+}
+
+// ExitNotSettled is the exit code of `wavecd up --exit-when-settled` when
+// the rehearsal does not settle.
+const ExitNotSettled = 3
+
+func (e *NotSettledError) Error() string {
+	if len(e.Waiting) == 0 {
+		return "not settled: " + e.Reason
+	}
+	return "not settled: " + e.Reason + "; " + strings.Join(e.Waiting, "; ")
+}
 
 // controllerStopTimeout bounds the wait for the controller to stop.
 const controllerStopTimeout = 30 * time.Second
 
 // follow runs the controller, applies the root manifest and prints the
 // timeline until the apps settle (with ExitWhenSettled) or ctx ends.
-func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
+func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	events := make(chan observation, 256)
-	listed, err := watchCluster(watchCtx, s.cfg, Namespace, events)
+	events := make(chan timeline.Observation, 256)
+	listed, err := timeline.Watch(watchCtx, s.cfg, Namespace, events)
 	if err != nil {
 		return err
 	}
@@ -44,10 +65,10 @@ func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
 		if err != nil {
 			return err
 		}
-		p.say("web UI %s (user admin, password %s)", url, password)
+		p.Say("web UI %s (user admin, password %s)", url, password)
 	}
 	names := rootNames(s.repo.root)
-	t := newTracker(p.start, names)
+	t := timeline.NewTracker(p.Start, names)
 	catchUp(p, t, events, listed)
 	b, err := newBootstrap(s.cfg, Namespace)
 	if err != nil {
@@ -56,16 +77,16 @@ func (u *Up) follow(ctx context.Context, p *printer, s *session) error {
 	if err := b.applyRoot(ctx, s.repo.root); err != nil {
 		return err
 	}
-	p.say("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
+	p.Say("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
 	return u.loop(ctx, p, t, events, fatal)
 }
 
 // catchUp prints what the cluster held when the watch started (apps of an
 // earlier run), so the timeline stays in order.
-func catchUp(p *printer, t *tracker, events <-chan observation, listed func() bool) {
-	show := func(o observation) {
-		for _, l := range t.observe(o) {
-			p.print(l)
+func catchUp(p *timeline.Printer, t *timeline.Tracker, events <-chan timeline.Observation, listed func() bool) {
+	show := func(o timeline.Observation) {
+		for _, l := range t.Observe(o) {
+			p.Print(l)
 		}
 	}
 	for deadline := time.Now().Add(10 * time.Second); !listed() && time.Now().Before(deadline); {
@@ -143,27 +164,27 @@ func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fa
 }
 
 // loop prints the timeline and decides when the rehearsal is over.
-func (u *Up) loop(ctx context.Context, p *printer, t *tracker, events <-chan observation, fatal <-chan error) error {
-	opts := settleOptions{For: u.SettleFor, StallAfter: u.StallAfter}
+func (u *Up) loop(ctx context.Context, p *timeline.Printer, t *timeline.Tracker, events <-chan timeline.Observation, fatal <-chan error) error {
+	opts := timeline.SettleOptions{For: u.SettleFor, StallAfter: u.StallAfter}
 	if u.ExitWhenSettled {
 		opts.Timeout = u.Timeout
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	reported := verdictWaiting
+	reported := timeline.Waiting
 	for {
 		select {
 		case <-ctx.Done():
-			p.say("interrupted: stopping the controller")
-			return u.finish(p, t, &NotSettledError{Reason: "interrupted", Waiting: t.unsettled()}, reported != verdictSettled)
+			p.Say("interrupted: stopping the controller")
+			return u.finish(p, t, &NotSettledError{Reason: "interrupted", Waiting: t.Unsettled()}, reported != timeline.Settled)
 		case err := <-fatal:
 			return err
 		case o := <-events:
-			for _, l := range t.observe(o) {
-				p.print(l)
+			for _, l := range t.Observe(o) {
+				p.Print(l)
 			}
 		case now := <-tick.C:
-			v := t.decide(now, opts)
+			v := t.Decide(now, opts)
 			if v == reported {
 				continue
 			}
@@ -176,29 +197,29 @@ func (u *Up) loop(ctx context.Context, p *printer, t *tracker, events <-chan obs
 }
 
 // report prints a new verdict and says whether the rehearsal is over.
-func (u *Up) report(p *printer, t *tracker, v verdict, now time.Time) (bool, error) {
+func (u *Up) report(p *timeline.Printer, t *timeline.Tracker, v timeline.Decision, now time.Time) (bool, error) {
 	var nse *NotSettledError
 	switch v {
-	case verdictSettled:
-		p.say("settled: every app Synced and Healthy, no sync running")
+	case timeline.Settled:
+		p.Say("settled: every app Synced and Healthy, no sync running")
 		if !u.ExitWhenSettled {
-			fmt.Fprintln(p.out)
-			_ = t.writeSummary(p.out)
-			fmt.Fprintln(p.out)
+			fmt.Fprintln(p.Out)
+			_ = t.WriteSummary(p.Out)
+			fmt.Fprintln(p.Out)
 			return false, nil
 		}
 		return true, u.finish(p, t, nil, true)
-	case verdictStalled:
-		nse = &NotSettledError{Reason: fmt.Sprintf("stalled: nothing changed for %s", now.Sub(t.lastChange).Round(time.Second))}
-	case verdictTimedOut:
+	case timeline.Stalled:
+		nse = &NotSettledError{Reason: fmt.Sprintf("stalled: nothing changed for %s", now.Sub(t.LastChange()).Round(time.Second))}
+	case timeline.TimedOut:
 		nse = &NotSettledError{Reason: fmt.Sprintf("not settled within %s", u.Timeout)}
 	default:
 		return false, nil
 	}
-	nse.Waiting = t.unsettled()
-	p.say("%s", nse.Reason)
+	nse.Waiting = t.Unsettled()
+	p.Say("%s", nse.Reason)
 	for _, w := range nse.Waiting {
-		p.say("  waiting on %s", w)
+		p.Say("  waiting on %s", w)
 	}
 	if !u.ExitWhenSettled {
 		return false, nil // reported; the rehearsal goes on until Ctrl-C
@@ -209,14 +230,14 @@ func (u *Up) report(p *printer, t *tracker, v verdict, now time.Time) (bool, err
 // finish prints the summary (unless it was just printed) and how to
 // inspect the cluster. It returns nse when the rehearsal was to exit once
 // settled and did not.
-func (u *Up) finish(p *printer, t *tracker, nse *NotSettledError, summary bool) error {
+func (u *Up) finish(p *timeline.Printer, t *timeline.Tracker, nse *NotSettledError, summary bool) error {
 	if summary {
-		fmt.Fprintln(p.out)
-		_ = t.writeSummary(p.out)
+		fmt.Fprintln(p.Out)
+		_ = t.WriteSummary(p.Out)
 	}
 	ws, _ := NewWorkspace(u.Workspace)
-	fmt.Fprintf(p.out, "\nThe cluster keeps running: kubectl --kubeconfig %s get applications -n %s\n", displayPath(ws.Kubeconfig()), Namespace)
-	fmt.Fprintln(p.out, "wavecd down stops and removes it.")
+	fmt.Fprintf(p.Out, "\nThe cluster keeps running: kubectl --kubeconfig %s get applications -n %s\n", displayPath(ws.Kubeconfig()), Namespace)
+	fmt.Fprintln(p.Out, "wavecd down stops and removes it.")
 	if nse == nil || !u.ExitWhenSettled {
 		return nil
 	}

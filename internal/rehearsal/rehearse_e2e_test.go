@@ -28,6 +28,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -314,7 +315,7 @@ func inspectDeadlock(t *testing.T, c clusterState) {
 		t.Errorf("%d NodeClaims, want none", n)
 	}
 	pods := c.pods(t, "calico-system", "k8s-app=tigera-operator")
-	if len(pods) != 1 || unschedulable(&pods[0]) == "" {
+	if len(pods) != 1 || timeline.Unschedulable(&pods[0]) == "" {
 		t.Errorf("tigera-operator pods %d, want 1 that cannot be scheduled", len(pods))
 	}
 	if nodes := c.nodes(t); len(nodes) != 1 || nodes["fargate-0"] == nil {
@@ -330,12 +331,12 @@ func inspectStaticNodes(t *testing.T, c clusterState) {
 		t.Errorf("%d NodeClaims, want none: the static nodes are enough", n)
 	}
 	for _, p := range c.pods(t, "calico-system", "k8s-app=calico-node") {
-		if !strings.HasPrefix(p.Spec.NodeName, "system-") || !podReady(&p) {
-			t.Errorf("calico-node pod %s on %q, ready %v; want Ready on a static node", p.Name, p.Spec.NodeName, podReady(&p))
+		if !strings.HasPrefix(p.Spec.NodeName, "system-") || !timeline.PodReady(&p) {
+			t.Errorf("calico-node pod %s on %q, ready %v; want Ready on a static node", p.Name, p.Spec.NodeName, timeline.PodReady(&p))
 		}
 	}
 	for _, p := range c.pods(t, "karpenter", "app.kubernetes.io/name=karpenter") {
-		if p.Spec.NodeName != "fargate-0" || !podReady(&p) {
+		if p.Spec.NodeName != "fargate-0" || !timeline.PodReady(&p) {
 			t.Errorf("karpenter pod %s on %q, want Ready on fargate-0", p.Name, p.Spec.NodeName)
 		}
 	}
@@ -351,7 +352,7 @@ func inspectKarpenterNodes(t *testing.T, c clusterState) {
 	nodes := c.nodes(t)
 	for _, p := range c.pods(t, "calico-system", "k8s-app=tigera-operator") {
 		n := nodes[p.Spec.NodeName]
-		if n == nil || n.Labels["karpenter.sh/nodepool"] != "default" || !nodeReady(n) {
+		if n == nil || n.Labels["karpenter.sh/nodepool"] != "default" || !timeline.NodeReady(n) {
 			t.Errorf("tigera-operator on %q, want a Ready node of Karpenter's NodePool", p.Spec.NodeName)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -181,8 +182,8 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	events := make(chan observation, 1024)
-	if _, err := watchCluster(watchCtx, cfg, Namespace, events); err != nil {
+	events := make(chan timeline.Observation, 1024)
+	if _, err := timeline.Watch(watchCtx, cfg, Namespace, events); err != nil {
 		return res, err
 	}
 	fatal := make(chan error, 1)
@@ -192,25 +193,22 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	}
 	defer stopController()
 	rec := &timelineRecorder{out: o.out}
-	p := &printer{out: rec, start: time.Now(), scale: o.timeScale}
+	p := &timeline.Printer{Out: rec, Start: time.Now(), Scale: o.timeScale}
 	sayWarnings(p, st.settings)
 	if err := expect(ctx, p, b, root, st.mirrors, o.ws.Cache()); err != nil {
 		return res, err
 	}
-	t := newTracker(p.start, rootNames(root))
-	smp := newSampler(client, p.start)
-	go smp.run(watchCtx)
+	t := timeline.NewTracker(p.Start, rootNames(root))
+	smp := timeline.NewSampler(client, p.Start)
+	go smp.Run(watchCtx)
 	if err := b.applyRoot(ctx, root); err != nil {
 		return res, err
 	}
-	p.say("run %d (seed %d): root applied", o.run, o.seed)
-	j := judge{stallTimeout: o.stallTimeout, settleFor: o.settleFor, timeout: o.timeout}
-	err = j.loop(ctx, p, t, smp, events, fatal)
-	end := time.Since(p.start).Seconds()
-	res = j.result(res, t, end)
-	res.Samples = smp.result(round1(end))
+	p.Say("run %d (seed %d): root applied", o.run, o.seed)
+	j := timeline.Judge{StallTimeout: o.stallTimeout, SettleFor: o.settleFor, Timeout: o.timeout}
+	err = j.Run(ctx, p, t, smp, events, fatal)
+	res = j.Result(res, t, smp, time.Since(p.Start).Seconds())
 	res.Timeline = rec.lines
-	res.WebhookRefused = t.webhookRefusals()
 	return res, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -78,7 +79,7 @@ func (inv *inventory) renderApp(ctx context.Context, engine *render.Engine, o *u
 	}
 	res, err := engine.RenderApp(ctx, app, render.Capabilities{})
 	if err != nil {
-		inv.warnings = append(inv.warnings, fmt.Sprintf("Application %s does not render: %s", app.Name, firstLine(err.Error())))
+		inv.warnings = append(inv.warnings, fmt.Sprintf("Application %s does not render: %s", app.Name, timeline.FirstLine(err.Error())))
 		return nil
 	}
 	var children []*unstructured.Unstructured

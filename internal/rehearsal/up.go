@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -113,7 +114,7 @@ type session struct {
 // then stops the controller and leaves the cluster running.
 func (u *Up) Run(ctx context.Context) error {
 	u.defaults()
-	p := &printer{out: u.Out, start: time.Now(), scale: u.TimeScale}
+	p := &timeline.Printer{Out: u.Out, Start: time.Now(), Scale: u.TimeScale}
 	s, closeLog, err := u.prepare(ctx, p)
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func (u *Up) Run(ctx context.Context) error {
 
 // prepare checks the inputs, sets up the workspace and serves the
 // repository: everything that needs no cluster, so mistakes show first.
-func (u *Up) prepare(ctx context.Context, p *printer) (*session, func(), error) {
+func (u *Up) prepare(ctx context.Context, p *timeline.Printer) (*session, func(), error) {
 	s := &session{mirrors: source.Mirrors{}}
 	if err := u.readInputs(s); err != nil {
 		return nil, nil, err
@@ -196,7 +197,7 @@ func (u *Up) readInputs(s *session) error {
 
 // serve prepares the repository and maps the root apps' URLs to it;
 // --mirror entries win over these.
-func (u *Up) serve(ctx context.Context, p *printer, s *session) error {
+func (u *Up) serve(ctx context.Context, p *timeline.Printer, s *session) error {
 	var err error
 	if s.repo, err = serveRepo(ctx, u.Repo, u.Root, Namespace, s.ws); err != nil {
 		return err
@@ -209,12 +210,12 @@ func (u *Up) serve(ctx context.Context, p *printer, s *session) error {
 		mirrors[url] = path
 	}
 	s.mirrors = mirrors
-	p.say("repo %s: %s", u.Repo, s.repo.describe())
+	p.Say("repo %s: %s", u.Repo, s.repo.describe())
 	return nil
 }
 
 // startCluster starts or reuses the local cluster and loads its kubeconfig.
-func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
+func (u *Up) startCluster(ctx context.Context, p *timeline.Printer, s *session) error {
 	cl := localCluster{binary: u.LocalCluster, dir: s.ws.Cluster()}
 	start := clusterStart{Nodes: u.Nodes, Profile: u.Profile, TimeScale: u.TimeScale}
 	if u.Profile != "" {
@@ -227,9 +228,9 @@ func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
 	if err := cl.copyKubeconfig(s.ws.Kubeconfig()); err != nil {
 		return err
 	}
-	p.say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
+	p.Say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
 	if u.TimeScale != 1 {
-		p.say("time scale %g: every simulated delay (probes, back-off, run times, node start-up) is %gx as long; "+
+		p.Say("time scale %g: every simulated delay (probes, back-off, run times, node start-up) is %gx as long; "+
 			"lines show the rehearsal's seconds | the seconds at full scale", u.TimeScale, u.TimeScale)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.ws.Kubeconfig())
@@ -243,7 +244,7 @@ func (u *Up) startCluster(ctx context.Context, p *printer, s *session) error {
 
 // bootstrap installs the CRDs and settings and refreshes apps an earlier
 // run left.
-func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
+func (u *Up) bootstrap(ctx context.Context, p *timeline.Printer, s *session) error {
 	b, err := newBootstrap(s.cfg, Namespace)
 	if err != nil {
 		return err
@@ -263,7 +264,7 @@ func (u *Up) bootstrap(ctx context.Context, p *printer, s *session) error {
 	if err != nil {
 		return err
 	}
-	p.say("CRDs installed; settings: %s; %d Applications from an earlier run", settings, n)
+	p.Say("CRDs installed; settings: %s; %d Applications from an earlier run", settings, n)
 	return nil
 }
 
@@ -279,46 +280,37 @@ func displayPath(path string) string {
 	return path
 }
 
-// printer writes timeline lines stamped with the time since the start,
-// and with a time scale other than 1, the time at full scale as well.
-type printer struct {
-	out   io.Writer
-	start time.Time
-	scale float64
-}
-
-func (p *printer) say(format string, args ...any) {
-	p.print(line{at: time.Since(p.start), text: fmt.Sprintf(format, args...)})
-}
-
-func (p *printer) print(l line) {
-	l.scale = p.scale
-	fmt.Fprintln(p.out, l.String())
-}
-
 // sayWarnings prints what the settings file left out.
-func sayWarnings(p *printer, s *settings.Settings) {
+func sayWarnings(p *timeline.Printer, s *settings.Settings) {
 	if s == nil {
 		return
 	}
 	for _, w := range s.Warnings {
-		p.say("settings: warning: %s", w)
+		p.Say("settings: warning: %s", w)
 	}
 }
 
 // expect renders the bootstrap and tells the cluster which Services it
 // will hold, so clients of those a later wave creates crash-loop as on a
 // real cluster.
-func expect(ctx context.Context, p *printer, b *bootstrap, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) error {
+func expect(ctx context.Context, p *timeline.Printer, b *bootstrap, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) error {
 	inv := bootstrapServices(ctx, root, mirrors, filepath.Join(cacheDir, "inventory"))
 	for _, w := range inv.warnings {
-		p.say("inventory: warning: %s", w)
+		p.Say("inventory: warning: %s", w)
 	}
 	if err := b.expectServices(ctx, inv.services); err != nil {
 		return err
 	}
-	p.say("inventory: %s in %s rendered ahead", plural(len(inv.services), "Service"), plural(inv.apps, "Application"))
+	p.Say("inventory: %s in %s rendered ahead", plural(len(inv.services), "Service"), plural(inv.apps, "Application"))
 	return nil
+}
+
+// plural formats a count and a noun: "1 Service", "2 Services".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // existingFile returns path made absolute, or an error naming flag when

@@ -7,6 +7,7 @@
 // pictures internal/diagram draws, as the web UI draws a live sync).
 //
 // The package only holds and prints records. What the package does not
-// own: watching the cluster, judging a run and running the scenario, which
-// fill a RunResult (internal/rehearsal), drawing (internal/diagram).
+// own: watching the cluster and judging a run, which fill a RunResult
+// (internal/rehearsal/timeline), running the scenario
+// (internal/rehearsal), drawing (internal/diagram).
 package report

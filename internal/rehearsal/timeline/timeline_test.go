@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"strings"
@@ -16,14 +16,14 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // appAt is an Application named name at second sec; edit shapes its status.
-func appAt(name string, sec float64, edit func(*v1alpha1.Application)) observation {
-	a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}
+func appAt(name string, sec float64, edit func(*v1alpha1.Application)) Observation {
+	a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd"}}
 	a.Spec.Destination.Namespace = name
 	a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
 	if edit != nil {
 		edit(a)
 	}
-	return observation{at: t0.Add(time.Duration(sec * float64(time.Second))), app: a}
+	return Observation{at: t0.Add(time.Duration(sec * float64(time.Second))), app: a}
 }
 
 func status(sync, health string) func(*v1alpha1.Application) {
@@ -68,7 +68,7 @@ func failed(message string) func(*v1alpha1.Application) {
 	}
 }
 
-func podAt(sec float64, restarts int32, ready bool, terminated string) observation {
+func podAt(sec float64, restarts int32, ready bool, terminated string) Observation {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-7d9-x", Namespace: "web", Labels: map[string]string{"pod-template-hash": "7d9"},
 		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-7d9", Controller: ptr(true)}}}}
 	cs := corev1.ContainerStatus{Name: "web", RestartCount: restarts}
@@ -82,18 +82,18 @@ func podAt(sec float64, restarts int32, ready bool, terminated string) observati
 		cond = corev1.ConditionTrue
 	}
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}}
-	return observation{at: t0.Add(time.Duration(sec * float64(time.Second))), pod: p}
+	return Observation{at: t0.Add(time.Duration(sec * float64(time.Second))), pod: p}
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // timelineCases are watch events and the timeline they print.
 var timelineCases = map[string]struct {
-	events []observation
+	events []Observation
 	want   []string
 }{
 	"an app is created, syncs and turns healthy": {
-		events: []observation{
+		events: []Observation{
 			appAt("web", 1, func(a *v1alpha1.Application) { a.Annotations = map[string]string{syncWaveAnnotation: "1"} }),
 			appAt("web", 1.5, status("OutOfSync", "Missing")),
 			appAt("web", 2, both(status("OutOfSync", "Missing"), running("", `{"syncPhase":"PreSync","wave":-1}`))),
@@ -117,7 +117,7 @@ var timelineCases = map[string]struct {
 		},
 	},
 	"a failed sync, a condition, what a settled sync still waits on": {
-		events: []observation{
+		events: []Observation{
 			appAt("web", 1, both(status("OutOfSync", "Missing"), running("Retrying attempt #1 at 10:00:00: boom", ""))),
 			appAt("web", 2, both(status("OutOfSync", "Degraded"), func(a *v1alpha1.Application) {
 				a.Status.Health.Message = "pods failing"
@@ -144,7 +144,7 @@ var timelineCases = map[string]struct {
 		},
 	},
 	"a pod of an app crashes and recovers; unchanged pods say nothing": {
-		events: []observation{
+		events: []Observation{
 			appAt("web", 1, nil),
 			podAt(2, 0, false, ""),
 			podAt(3, 1, false, "needs Service cache/redis:6379 (named in its args), no ready endpoint"),
@@ -160,7 +160,7 @@ var timelineCases = map[string]struct {
 		},
 	},
 	"a manual app says how to sync it, once, and not while its sync runs or after it failed": {
-		events: []observation{
+		events: []Observation{
 			appAt("root", 1, both(manual, status("OutOfSync", "Missing"))),
 			appAt("root", 2, both(manual, status("OutOfSync", "Progressing"))),
 			appAt("root", 3, both(manual, status("OutOfSync", "Progressing"), running("", ""))),
@@ -176,10 +176,10 @@ var timelineCases = map[string]struct {
 		},
 	},
 	"pods of no app and pods found at the start say nothing": {
-		events: []observation{
+		events: []Observation{
 			podAt(1, 3, false, "x"),
-			func() observation { o := appAt("web", 2, nil); o.initial = true; return o }(),
-			func() observation { o := podAt(2, 4, true, "x"); o.initial = true; return o }(),
+			func() Observation { o := appAt("web", 2, nil); o.initial = true; return o }(),
+			func() Observation { o := podAt(2, 4, true, "x"); o.initial = true; return o }(),
 		},
 		want: []string{"[  2.0s] web      found from an earlier run"},
 	},
@@ -188,10 +188,10 @@ var timelineCases = map[string]struct {
 func TestTimeline(t *testing.T) {
 	for name, tc := range timelineCases {
 		t.Run(name, func(t *testing.T) {
-			tr := newTracker(t0, nil)
+			tr := NewTracker(t0, nil)
 			var got []string
 			for _, o := range tc.events {
-				for _, l := range tr.observe(o) {
+				for _, l := range tr.Observe(o) {
 					got = append(got, l.String())
 				}
 			}
@@ -203,43 +203,43 @@ func TestTimeline(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	opts := settleOptions{For: 2 * time.Second, StallAfter: time.Minute, Timeout: 10 * time.Minute}
+	opts := SettleOptions{For: 2 * time.Second, StallAfter: time.Minute, Timeout: 10 * time.Minute}
 	settled := both(status("Synced", "Healthy"))
 	tests := map[string]struct {
 		roots   []string
-		events  []observation
+		events  []Observation
 		at      float64 // seconds after t0
-		want    verdict
+		want    Decision
 		waiting string
 	}{
-		"nothing yet":                {roots: []string{"root"}, at: 1, want: verdictWaiting, waiting: "root: not created yet"},
-		"settled, but only just":     {events: []observation{appAt("a", 1, settled)}, at: 2.5, want: verdictWaiting},
-		"settled for 2s":             {events: []observation{appAt("a", 1, settled)}, at: 3, want: verdictSettled},
-		"an operation is requested":  {events: []observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) { a.Operation = &v1alpha1.Operation{} }))}, at: 5, want: verdictWaiting, waiting: "a: sync running"},
-		"PostSync hooks still run":   {events: []observation{appAt("a", 1, both(settled, running("waiting for Job a/smoke: 0/1 complete", `{"syncPhase":"PostSync","wave":0}`)))}, at: 5, want: verdictWaiting, waiting: "a: sync running, waiting for Job a/smoke: 0/1 complete"},
-		"status from an earlier run": {events: []observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) { a.Status.ReconciledAt = &metav1.Time{Time: t0.Add(-time.Hour)} }))}, at: 5, want: verdictWaiting, waiting: "a: not compared by this run's controller yet"},
-		"a comparison error": {events: []observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) {
+		"nothing yet":                {roots: []string{"root"}, at: 1, want: Waiting, waiting: "root: not created yet"},
+		"settled, but only just":     {events: []Observation{appAt("a", 1, settled)}, at: 2.5, want: Waiting},
+		"settled for 2s":             {events: []Observation{appAt("a", 1, settled)}, at: 3, want: Settled},
+		"an operation is requested":  {events: []Observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) { a.Operation = &v1alpha1.Operation{} }))}, at: 5, want: Waiting, waiting: "a: sync running"},
+		"PostSync hooks still run":   {events: []Observation{appAt("a", 1, both(settled, running("waiting for Job a/smoke: 0/1 complete", `{"syncPhase":"PostSync","wave":0}`)))}, at: 5, want: Waiting, waiting: "a: sync running, waiting for Job a/smoke: 0/1 complete"},
+		"status from an earlier run": {events: []Observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) { a.Status.ReconciledAt = &metav1.Time{Time: t0.Add(-time.Hour)} }))}, at: 5, want: Waiting, waiting: "a: not compared by this run's controller yet"},
+		"a comparison error": {events: []Observation{appAt("a", 1, both(settled, func(a *v1alpha1.Application) {
 			a.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: "ComparisonError", Message: "no repo"}}
-		}))}, at: 5, want: verdictWaiting, waiting: "a: ComparisonError: no repo"},
-		"a failed sync, not what its objects wait on": {events: []observation{appAt("a", 1, both(status("OutOfSync", "Missing"), failed("dry-run Rollout a/b: no matches for kind"), func(a *v1alpha1.Application) {
+		}))}, at: 5, want: Waiting, waiting: "a: ComparisonError: no repo"},
+		"a failed sync, not what its objects wait on": {events: []Observation{appAt("a", 1, both(status("OutOfSync", "Missing"), failed("dry-run Rollout a/b: no matches for kind"), func(a *v1alpha1.Application) {
 			a.Status.Resources = []v1alpha1.ResourceStatus{{Kind: "Service", Namespace: "a", Name: "b", Health: &v1alpha1.HealthStatus{Status: "Missing"}}}
-		}))}, at: 5, want: verdictWaiting, waiting: "a: sync failed: dry-run Rollout a/b: no matches for kind"},
-		"a manual app nobody synced": {events: []observation{appAt("a", 1, both(manual, status("OutOfSync", "Missing")))}, at: 5, want: verdictWaiting,
+		}))}, at: 5, want: Waiting, waiting: "a: sync failed: dry-run Rollout a/b: no matches for kind"},
+		"a manual app nobody synced": {events: []Observation{appAt("a", 1, both(manual, status("OutOfSync", "Missing")))}, at: 5, want: Waiting,
 			waiting: "a: OutOfSync and automated sync is off: nothing syncs it until you do: wavecd app sync a --kubeconfig .wavecd/kubeconfig"},
-		"progressing, then quiet 1m":  {events: []observation{appAt("a", 1, status("Synced", "Progressing"))}, at: 61, want: verdictStalled, waiting: "a: Synced Progressing"},
-		"still changing at the limit": {events: []observation{appAt("a", 1, status("Synced", "Progressing")), appAt("a", 599, status("OutOfSync", "Progressing"))}, at: 600, want: verdictTimedOut, waiting: "a: OutOfSync Progressing"},
+		"progressing, then quiet 1m":  {events: []Observation{appAt("a", 1, status("Synced", "Progressing"))}, at: 61, want: Stalled, waiting: "a: Synced Progressing"},
+		"still changing at the limit": {events: []Observation{appAt("a", 1, status("Synced", "Progressing")), appAt("a", 599, status("OutOfSync", "Progressing"))}, at: 600, want: TimedOut, waiting: "a: OutOfSync Progressing"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tr := newTracker(t0, tc.roots)
+			tr := NewTracker(t0, tc.roots)
 			for _, o := range tc.events {
-				tr.observe(o)
+				tr.Observe(o)
 			}
 			at := t0.Add(time.Duration(tc.at * float64(time.Second)))
-			if got := tr.decide(at, opts); got != tc.want {
-				t.Errorf("decide = %v, want %v (unsettled: %v)", got, tc.want, tr.unsettled())
+			if got := tr.Decide(at, opts); got != tc.want {
+				t.Errorf("decide = %v, want %v (unsettled: %v)", got, tc.want, tr.Unsettled())
 			}
-			if got := strings.Join(tr.unsettled(), "; "); tc.waiting != "" && got != tc.waiting {
+			if got := strings.Join(tr.Unsettled(), "; "); tc.waiting != "" && got != tc.waiting {
 				t.Errorf("unsettled = %q, want %q", got, tc.waiting)
 			}
 		})
@@ -247,11 +247,11 @@ func TestDecide(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
-	tr := newTracker(t0, []string{"root"})
+	tr := NewTracker(t0, []string{"root"})
 	wave := func(w string) func(*v1alpha1.Application) {
 		return func(a *v1alpha1.Application) { a.Annotations = map[string]string{syncWaveAnnotation: w} }
 	}
-	for _, o := range []observation{
+	for _, o := range []Observation{
 		appAt("root", 0.5, status("OutOfSync", "Progressing")),
 		appAt("db", 1, wave("0")),
 		appAt("web", 1, both(wave("1"), func(a *v1alpha1.Application) { a.Spec.Destination.Namespace = "web" })),
@@ -261,10 +261,10 @@ func TestSummary(t *testing.T) {
 		appAt("web", 6, both(wave("1"), status("Synced", "Progressing"))),
 		appAt("root", 12.25, status("Synced", "Healthy")),
 	} {
-		tr.observe(o)
+		tr.Observe(o)
 	}
 	var b strings.Builder
-	if err := tr.writeSummary(&b); err != nil {
+	if err := tr.WriteSummary(&b); err != nil {
 		t.Fatal(err)
 	}
 	want := `APP    WAVE  SYNCED AT  HEALTHY AT  POD RESTARTS
@@ -279,17 +279,17 @@ web    1     6.0s       -           2
 }
 
 func TestSummaryNotes(t *testing.T) {
-	tr := newTracker(t0, []string{"root"})
-	for _, o := range []observation{
+	tr := NewTracker(t0, []string{"root"})
+	for _, o := range []Observation{
 		appAt("root", 1, both(manual, status("OutOfSync", "Missing"))),
 		appAt("blue-green", 2, both(status("OutOfSync", "Missing"), failed("one or more objects failed to apply (dry run), reason: dry-run argoproj.io/Rollout blue-green/blue-green-helm-guestbook: no matches for kind \"Rollout\" in version \"argoproj.io/v1alpha1\""))),
 		appAt("web", 3, status("Synced", "Healthy")),
 		appAt("retried", 4, both(status("OutOfSync", "Missing"), running("Retrying attempt #2 at 10:00:00: boom", ""))),
 	} {
-		tr.observe(o)
+		tr.Observe(o)
 	}
 	var b strings.Builder
-	if err := tr.writeSummary(&b); err != nil {
+	if err := tr.WriteSummary(&b); err != nil {
 		t.Fatal(err)
 	}
 	want := `APP         WAVE  SYNCED AT  HEALTHY AT  POD RESTARTS  NOTE
@@ -305,13 +305,13 @@ web         0     3.0s       3.0s        0
 
 func TestLineShowsTheTimeAtFullScale(t *testing.T) {
 	tests := map[string]struct {
-		l    line
+		l    Line
 		want string
 	}{
-		"real time":           {l: line{at: 4200 * time.Millisecond, text: "x"}, want: "[  4.2s] x"},
-		"a scale of 1":        {l: line{at: 4200 * time.Millisecond, text: "x", scale: 1}, want: "[  4.2s] x"},
-		"ten times faster":    {l: line{at: 18 * time.Second, text: "redis ready", scale: 0.1}, want: "[ 18.0s |  180.0s] redis ready"},
-		"twenty times faster": {l: line{at: 2500 * time.Millisecond, text: "y", scale: 0.05}, want: "[  2.5s |   50.0s] y"},
+		"real time":           {l: Line{at: 4200 * time.Millisecond, text: "x"}, want: "[  4.2s] x"},
+		"a scale of 1":        {l: Line{at: 4200 * time.Millisecond, text: "x", scale: 1}, want: "[  4.2s] x"},
+		"ten times faster":    {l: Line{at: 18 * time.Second, text: "redis ready", scale: 0.1}, want: "[ 18.0s |  180.0s] redis ready"},
+		"twenty times faster": {l: Line{at: 2500 * time.Millisecond, text: "y", scale: 0.05}, want: "[  2.5s |   50.0s] y"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

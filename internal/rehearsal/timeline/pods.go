@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // observePod reports a pod's crashes, its recovery, a failure and why it
 // cannot be scheduled; pods of no app are tracked silently.
-func (t *tracker) observePod(o observation) []string {
+func (t *Tracker) observePod(o Observation) []string {
 	key := o.pod.Namespace + "/" + o.pod.Name
 	p, ok := t.pods[key]
 	if !ok {
@@ -26,11 +26,11 @@ func (t *tracker) observePod(o observation) []string {
 	if restarts > p.restarts {
 		out = append(out, crashLine(crash, waiting, restarts))
 	}
-	ready := podReady(o.pod)
+	ready := PodReady(o.pod)
 	if ready && !p.ready && restarts > 0 {
 		out = append(out, fmt.Sprintf("ready after %s", plural(int(restarts), "restart")))
 	}
-	pending := unschedulable(o.pod)
+	pending := Unschedulable(o.pod)
 	if pending != "" && pending != p.pending {
 		out = append(out, "unschedulable: "+pending)
 	}
@@ -75,7 +75,7 @@ func restartsOf(pod *corev1.Pod) (restarts int32, crash crashInfo, waiting strin
 	for _, cs := range statuses {
 		restarts += cs.RestartCount
 		if term := cs.LastTerminationState.Terminated; term != nil && crash.code == "" {
-			crash = crashInfo{code: fmt.Sprintf("exit code %d", term.ExitCode), message: firstLine(term.Message)}
+			crash = crashInfo{code: fmt.Sprintf("exit code %d", term.ExitCode), message: FirstLine(term.Message)}
 		}
 		if w := cs.State.Waiting; w != nil && waiting == "" {
 			waiting = w.Reason
@@ -84,7 +84,8 @@ func restartsOf(pod *corev1.Pod) (restarts int32, crash crashInfo, waiting strin
 	return restarts, crash, waiting
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -93,14 +94,15 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// unschedulable returns the scheduler's message for a pod it cannot place.
-func unschedulable(pod *corev1.Pod) string {
+// Unschedulable returns the scheduler's message for a pending pod it
+// cannot place, else "".
+func Unschedulable(pod *corev1.Pod) string {
 	if pod.Status.Phase != corev1.PodPending {
 		return ""
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return firstLine(c.Message)
+			return FirstLine(c.Message)
 		}
 	}
 	return ""
@@ -122,7 +124,7 @@ func ownerOf(pod *corev1.Pod) string {
 
 // appOfPod finds the app whose objects include the pod's workload, else
 // the only app deploying to the pod's namespace.
-func (t *tracker) appOfPod(p *podTrack) *appTrack {
+func (t *Tracker) appOfPod(p *podTrack) *appTrack {
 	var byNS []*appTrack
 	for _, name := range t.order {
 		a := t.apps[name]
@@ -139,7 +141,9 @@ func (t *tracker) appOfPod(p *podTrack) *appTrack {
 	return nil
 }
 
-func firstLine(s string) string {
+// FirstLine is a message as a timeline line shows it: its first line, cut
+// at 160 bytes.
+func FirstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	const limit = 160
 	if len(s) > limit {

@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func TestJudgeDecide(t *testing.T) {
 	waiting := both(status("OutOfSync", "Missing"), running("waiting for X", ""))
 	at := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
 	tests := map[string]struct {
-		events   []observation
+		events   []Observation
 		now      float64
 		activity float64        // last node or pod change, seconds
 		want     report.Verdict // "" while the run goes on
@@ -31,34 +31,34 @@ func TestJudgeDecide(t *testing.T) {
 		reason   string
 	}{
 		"settled for long enough": {
-			events: []observation{appAt("root", 1, settled), appAt("calico", 2, settled)},
+			events: []Observation{appAt("root", 1, settled), appAt("calico", 2, settled)},
 			now:    5, want: report.Converged, wantAt: 3,
 		},
 		"a stall, quiet for the grace period": {
-			events: []observation{appAt("root", 1, stalledRoot), appAt("calico", 21, stalledCalico)},
+			events: []Observation{appAt("root", 1, stalledRoot), appAt("calico", 21, stalledCalico)},
 			now:    32, want: report.Stalled, wantAt: 1, reason: "wave 0 of calico waits on X",
 		},
 		"a stall while nodes still change": {
-			events: []observation{appAt("calico", 21, stalledCalico)},
+			events: []Observation{appAt("calico", 21, stalledCalico)},
 			now:    32, activity: 25,
 		},
 		"nothing changes at all": {
-			events: []observation{appAt("calico", 1, waiting)},
+			events: []Observation{appAt("calico", 1, waiting)},
 			now:    45, want: report.Stalled, wantAt: 1, reason: "nothing changed for 44s",
 		},
 		"out of time": {
-			events: []observation{appAt("calico", 1, waiting)},
+			events: []Observation{appAt("calico", 1, waiting)},
 			now:    100, activity: 99, want: report.TimedOut, wantAt: 100, reason: "not settled within 1m40s",
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tr := newTracker(t0, []string{"root"})
+			tr := NewTracker(t0, []string{"root"})
 			for _, o := range tc.events {
-				tr.observe(o)
+				tr.Observe(o)
 			}
-			j := &judge{stallTimeout: 20 * time.Second, settleFor: 2 * time.Second, timeout: 100 * time.Second}
-			deadline := t0.Add(j.timeout)
+			j := &Judge{StallTimeout: 20 * time.Second, SettleFor: 2 * time.Second, Timeout: 100 * time.Second}
+			deadline := t0.Add(j.Timeout)
 			var done bool
 			// The judge looks every 200ms; settling needs two looks.
 			for _, now := range []float64{tc.now - 2, tc.now} {

@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 // sampleEvery is how often a run counts nodes and pods.
 const sampleEvery = 500 * time.Millisecond
 
-// sampler counts the cluster's nodes and pending pods over a run, keeping
+// Sampler counts the cluster's nodes and pending pods over a run, keeping
 // a sample whenever a count changes, and notes the last time anything
-// about nodes or pods changed.
-type sampler struct {
+// about nodes or pods changed: the judge gives a provisioner at work its
+// time.
+type Sampler struct {
 	client kubernetes.Interface
 	start  time.Time
 
@@ -34,12 +35,13 @@ type podNodeState struct {
 	running, total int
 }
 
-func newSampler(client kubernetes.Interface, start time.Time) *sampler {
-	return &sampler{client: client, start: start, activity: start}
+// NewSampler returns a sampler whose times count from start.
+func NewSampler(client kubernetes.Interface, start time.Time) *Sampler {
+	return &Sampler{client: client, start: start, activity: start}
 }
 
-// run samples until ctx ends.
-func (s *sampler) run(ctx context.Context) {
+// Run samples until ctx ends.
+func (s *Sampler) Run(ctx context.Context) {
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
 	for {
@@ -52,7 +54,7 @@ func (s *sampler) run(ctx context.Context) {
 	}
 }
 
-func (s *sampler) look(ctx context.Context) {
+func (s *Sampler) look(ctx context.Context) {
 	nodes, err := s.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -64,7 +66,7 @@ func (s *sampler) look(ctx context.Context) {
 	now := time.Now()
 	st := podNodeState{Sample: report.Sample{At: round1(now.Sub(s.start).Seconds()), Nodes: len(nodes.Items)}, total: len(pods.Items)}
 	for i := range nodes.Items {
-		if nodeReady(&nodes.Items[i]) {
+		if NodeReady(&nodes.Items[i]) {
 			st.ReadyNodes++
 		}
 	}
@@ -73,10 +75,10 @@ func (s *sampler) look(ctx context.Context) {
 		switch {
 		case p.Status.Phase == corev1.PodPending:
 			st.Pending++
-			if unschedulable(p) != "" {
+			if Unschedulable(p) != "" {
 				st.Unschedulable++
 			}
-		case p.Status.Phase == corev1.PodRunning && podReady(p):
+		case p.Status.Phase == corev1.PodRunning && PodReady(p):
 			st.running++
 		}
 	}
@@ -93,14 +95,14 @@ func (s *sampler) look(ctx context.Context) {
 }
 
 // lastActivity is when nodes or pods last changed.
-func (s *sampler) lastActivity() time.Time {
+func (s *Sampler) lastActivity() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.activity
 }
 
 // result returns the samples, with a last one at end.
-func (s *sampler) result(end float64) []report.Sample {
+func (s *Sampler) result(end float64) []report.Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := append([]report.Sample{}, s.samples...)
@@ -112,7 +114,8 @@ func (s *sampler) result(end float64) []report.Sample {
 	return out
 }
 
-func nodeReady(n *corev1.Node) bool {
+// NodeReady reports whether the node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue

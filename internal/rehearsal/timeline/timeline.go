@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"cmp"
@@ -16,8 +16,8 @@ import (
 // syncWaveAnnotation orders child Applications in their parent's sync.
 const syncWaveAnnotation = "argocd.argoproj.io/sync-wave"
 
-// observation is one watch event: an Application or a Pod as it is now.
-type observation struct {
+// Observation is one watch event: an Application or a Pod as it is now.
+type Observation struct {
 	at      time.Time
 	app     *v1alpha1.Application
 	pod     *corev1.Pod
@@ -73,9 +73,10 @@ type podTrack struct {
 	failed          bool
 }
 
-// tracker turns watch events into timeline lines and keeps the state the
-// settle decision and the summary read. It is used by one goroutine.
-type tracker struct {
+// Tracker turns watch events into timeline lines and keeps the state the
+// settle decision, the judge and the summary read. It is used by one
+// goroutine.
+type Tracker struct {
 	start      time.Time
 	apps       map[string]*appTrack
 	order      []string // apps by first sight
@@ -83,8 +84,10 @@ type tracker struct {
 	lastChange time.Time
 }
 
-func newTracker(start time.Time, roots []string) *tracker {
-	t := &tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start}
+// NewTracker returns a tracker whose times count from start, waiting for
+// the root Applications named.
+func NewTracker(start time.Time, roots []string) *Tracker {
+	t := &Tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start}
 	for _, r := range roots {
 		t.apps[r] = newAppTrack(r, true)
 		t.order = append(t.order, r)
@@ -97,23 +100,23 @@ func newAppTrack(name string, root bool) *appTrack {
 		syncedAt: -1, healthyAt: -1, createdAt: -1, firstSyncAt: -1, stalledAt: -1, settledAt: -1}
 }
 
-// line is one timeline entry.
-type line struct {
+// Line is one timeline entry.
+type Line struct {
 	at   time.Duration
 	text string
 	// scale, when neither 0 nor 1, adds the time at full scale.
 	scale float64
 }
 
-func (l line) String() string {
+func (l Line) String() string {
 	if l.scale == 0 || l.scale == 1 {
 		return fmt.Sprintf("[%5.1fs] %s", l.at.Seconds(), l.text)
 	}
 	return fmt.Sprintf("[%5.1fs | %6.1fs] %s", l.at.Seconds(), l.at.Seconds()/l.scale, l.text)
 }
 
-// observe records an event and returns the lines it is worth.
-func (t *tracker) observe(o observation) []line {
+// Observe records an event and returns the lines it is worth.
+func (t *Tracker) Observe(o Observation) []Line {
 	var texts []string
 	switch {
 	case o.app != nil:
@@ -126,16 +129,16 @@ func (t *tracker) observe(o observation) []line {
 	}
 	t.lastChange = o.at
 	at := o.at.Sub(t.start)
-	out := make([]line, len(texts))
+	out := make([]Line, len(texts))
 	for i, s := range texts {
-		out[i] = line{at: at, text: s}
+		out[i] = Line{at: at, text: s}
 	}
 	return out
 }
 
 // webhookRefusals counts the syncs a webhook without a ready endpoint
 // failed, over every app.
-func (t *tracker) webhookRefusals() int {
+func (t *Tracker) webhookRefusals() int {
 	n := 0
 	for _, a := range t.apps {
 		n += a.refused
@@ -143,7 +146,7 @@ func (t *tracker) webhookRefusals() int {
 	return n
 }
 
-func (t *tracker) app(name string) *appTrack {
+func (t *Tracker) app(name string) *appTrack {
 	a, ok := t.apps[name]
 	if !ok {
 		a = newAppTrack(name, false)
@@ -153,7 +156,7 @@ func (t *tracker) app(name string) *appTrack {
 	return a
 }
 
-func (t *tracker) observeApp(o observation) []string {
+func (t *Tracker) observeApp(o Observation) []string {
 	a := t.app(o.app.Name)
 	prefix := func(s string) string { return fmt.Sprintf("%-8s %s", a.name, s) }
 	if o.deleted {
@@ -272,7 +275,7 @@ func firstBlocker(resources []v1alpha1.ResourceStatus) string {
 		}
 		s := r.Kind + " " + name + ": " + string(r.Health.Status)
 		if r.Health.Message != "" {
-			s += ": " + firstLine(r.Health.Message)
+			s += ": " + FirstLine(r.Health.Message)
 		}
 		return s
 	}

@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"fmt"
@@ -13,28 +13,8 @@ import (
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
-// NotSettledError reports a rehearsal that stalled, ran out of time or was
-// interrupted before every app settled. The CLI exits with ExitNotSettled.
-type NotSettledError struct {
-	// Reason says what ended the wait.
-	Reason string
-	// Waiting lists the apps not settled and why.
-	Waiting []string
-}
-
-// ExitNotSettled is the exit code of `wavecd up --exit-when-settled` when
-// the rehearsal does not settle.
-const ExitNotSettled = 3
-
-func (e *NotSettledError) Error() string {
-	if len(e.Waiting) == 0 {
-		return "not settled: " + e.Reason
-	}
-	return "not settled: " + e.Reason + "; " + strings.Join(e.Waiting, "; ")
-}
-
-// settleOptions are the time windows of the settle decision.
-type settleOptions struct {
+// SettleOptions are the time windows of the settle decision.
+type SettleOptions struct {
 	// For is how long everything must stay settled.
 	For time.Duration
 	// StallAfter ends a rehearsal in which nothing changed for that long.
@@ -43,34 +23,43 @@ type settleOptions struct {
 	Timeout time.Duration
 }
 
-// verdict is the settle decision at one instant.
-type verdict int
+// Decision is the settle decision of `wavecd up` at one instant.
+type Decision int
 
+// The decisions.
 const (
-	verdictWaiting verdict = iota
-	verdictSettled
-	verdictStalled
-	verdictTimedOut
+	// Waiting: some app has not settled, and the time windows are open.
+	Waiting Decision = iota
+	// Settled: every app Synced and Healthy with no sync running, and
+	// nothing changed for SettleOptions.For.
+	Settled
+	// Stalled: nothing changed for SettleOptions.StallAfter.
+	Stalled
+	// TimedOut: SettleOptions.Timeout passed.
+	TimedOut
 )
 
-// decide says whether the rehearsal settled, stalled or timed out at now.
-func (t *tracker) decide(now time.Time, o settleOptions) verdict {
+// Decide says whether the rehearsal settled, stalled or timed out at now.
+func (t *Tracker) Decide(now time.Time, o SettleOptions) Decision {
 	quiet := now.Sub(t.lastChange)
 	switch {
-	case len(t.unsettled()) == 0 && quiet >= o.For:
-		return verdictSettled
+	case len(t.Unsettled()) == 0 && quiet >= o.For:
+		return Settled
 	case o.Timeout > 0 && now.Sub(t.start) >= o.Timeout:
-		return verdictTimedOut
+		return TimedOut
 	case o.StallAfter > 0 && quiet >= o.StallAfter:
-		return verdictStalled
+		return Stalled
 	}
-	return verdictWaiting
+	return Waiting
 }
 
-// unsettled lists the apps that are not Synced and Healthy with no sync
+// LastChange is when the last event worth a line came.
+func (t *Tracker) LastChange() time.Time { return t.lastChange }
+
+// Unsettled lists the apps that are not Synced and Healthy with no sync
 // running (PostSync hooks included) since this rehearsal started, with
 // the reason; with no app at all it says so.
-func (t *tracker) unsettled() []string {
+func (t *Tracker) Unsettled() []string {
 	var out []string
 	present := 0
 	for _, name := range t.order {
@@ -138,9 +127,9 @@ func (a *appTrack) errorCondition() string {
 	return types[0] + ": " + a.conditions[types[0]]
 }
 
-// writeSummary prints the summary table: each app's wave, when it turned
+// WriteSummary prints the summary table: each app's wave, when it turned
 // Synced and Healthy (seconds since the start), and its pods' restarts.
-func (t *tracker) writeSummary(w io.Writer) error {
+func (t *Tracker) WriteSummary(w io.Writer) error {
 	restarts := map[*appTrack]int32{}
 	for _, p := range t.pods {
 		if a := t.appOfPod(p); a != nil {
@@ -167,7 +156,7 @@ func (t *tracker) writeSummary(w io.Writer) error {
 }
 
 // summaryOrder lists the root apps first, then the others by wave and name.
-func (t *tracker) summaryOrder() []*appTrack {
+func (t *Tracker) summaryOrder() []*appTrack {
 	var roots, others []*appTrack
 	for _, name := range t.order {
 		switch a := t.apps[name]; {

@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
-// watchCluster watches the Applications of namespace and every Pod, and
-// sends each change to out until ctx ends. It returns once the caches are
+// Watch watches the Applications of namespace and every Pod, and sends
+// each change to out until ctx ends. It returns once the caches are
 // filled, with a func that reports whether every object listed at the
 // start has been sent.
-func watchCluster(ctx context.Context, cfg *rest.Config, namespace string, out chan<- observation) (sent func() bool, err error) {
+func Watch(ctx context.Context, cfg *rest.Config, namespace string, out chan<- Observation) (sent func() bool, err error) {
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, err
@@ -65,12 +65,12 @@ func watchCluster(ctx context.Context, cfg *rest.Config, namespace string, out c
 }
 
 // forward turns informer callbacks into observations.
-func forward(ctx context.Context, out chan<- observation) toolscache.ResourceEventHandler {
+func forward(ctx context.Context, out chan<- Observation) toolscache.ResourceEventHandler {
 	send := func(obj any, deleted, initial bool) {
 		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		o := observation{at: time.Now(), deleted: deleted, initial: initial}
+		o := Observation{at: time.Now(), deleted: deleted, initial: initial}
 		switch v := obj.(type) {
 		case *v1alpha1.Application:
 			o.app = v

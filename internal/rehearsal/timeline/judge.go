@@ -1,4 +1,4 @@
-package rehearsal
+package timeline
 
 import (
 	"context"
@@ -12,20 +12,20 @@ import (
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 )
 
-// judge decides how a rehearse run ends:
+// Judge decides how a rehearse run ends:
 //
 //   - converged: every app Synced and Healthy with no sync running, for
-//     settleFor;
+//     SettleFor;
 //   - stalled: an app carries the engine's SyncStalled condition (a wave
 //     made no progress for the stall timeout while its pods cannot be
 //     scheduled) and neither the apps nor the nodes and pods changed since
 //     for the grace period, so a provisioner that is at work is given its
 //     time; or nothing at all changed for twice the stall timeout;
-//   - timed out: neither within timeout.
-type judge struct {
-	stallTimeout time.Duration
-	settleFor    time.Duration
-	timeout      time.Duration
+//   - timed out: neither within Timeout.
+type Judge struct {
+	StallTimeout time.Duration
+	SettleFor    time.Duration
+	Timeout      time.Duration
 
 	verdict   report.Verdict
 	at        time.Time
@@ -34,27 +34,28 @@ type judge struct {
 }
 
 // grace is how long a stall must hold with nothing changing.
-func (j *judge) grace() time.Duration { return min(10*time.Second, j.stallTimeout/2) }
+func (j *Judge) grace() time.Duration { return min(10*time.Second, j.StallTimeout/2) }
 
-// loop prints the timeline until the run is judged or ctx ends.
-func (j *judge) loop(ctx context.Context, p *printer, t *tracker, s *sampler, events <-chan observation, fatal <-chan error) error {
+// Run prints the timeline of events until the run is judged, ctx ends or
+// fatal reports an error.
+func (j *Judge) Run(ctx context.Context, p *Printer, t *Tracker, s *Sampler, events <-chan Observation, fatal <-chan error) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	deadline := p.start.Add(j.timeout)
+	deadline := p.Start.Add(j.Timeout)
 	for {
 		select {
 		case <-ctx.Done():
-			p.say("interrupted")
+			p.Say("interrupted")
 			return ctx.Err()
 		case err := <-fatal:
 			return err
 		case o := <-events:
-			for _, l := range t.observe(o) {
-				p.print(l)
+			for _, l := range t.Observe(o) {
+				p.Print(l)
 			}
 		case now := <-tick.C:
 			if j.decide(now, t, s.lastActivity(), deadline) {
-				p.say("%s", j.line(p.start))
+				p.Say("%s", j.line(p.Start))
 				return nil
 			}
 		}
@@ -62,12 +63,12 @@ func (j *judge) loop(ctx context.Context, p *printer, t *tracker, s *sampler, ev
 }
 
 // decide judges the run at now; true once it is over.
-func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) bool {
-	if len(t.unsettled()) == 0 {
+func (j *Judge) decide(now time.Time, t *Tracker, activity, deadline time.Time) bool {
+	if len(t.Unsettled()) == 0 {
 		if j.settledAt.IsZero() {
 			j.settledAt = now
 		}
-		if now.Sub(j.settledAt) >= j.settleFor {
+		if now.Sub(j.settledAt) >= j.SettleFor {
 			j.verdict, j.at = report.Converged, j.settledAt
 			return true
 		}
@@ -84,20 +85,20 @@ func (j *judge) decide(now time.Time, t *tracker, activity, deadline time.Time) 
 		j.reason = stalls[0].Message
 		return true
 	}
-	if quiet >= 2*j.stallTimeout {
+	if quiet >= 2*j.StallTimeout {
 		j.verdict, j.at = report.Stalled, last
 		j.reason = fmt.Sprintf("nothing changed for %s", quiet.Round(time.Second))
 		return true
 	}
 	if !now.Before(deadline) {
 		j.verdict, j.at = report.TimedOut, now
-		j.reason = "not settled within " + j.timeout.String()
+		j.reason = "not settled within " + j.Timeout.String()
 		return true
 	}
 	return false
 }
 
-func (j *judge) line(start time.Time) string {
+func (j *Judge) line(start time.Time) string {
 	at := j.at.Sub(start).Seconds()
 	switch j.verdict {
 	case report.Converged:
@@ -108,9 +109,10 @@ func (j *judge) line(start time.Time) string {
 	return j.reason
 }
 
-// result fills a run's verdict and apps from what the judge and the
-// tracker know.
-func (j *judge) result(res report.RunResult, t *tracker, end float64) report.RunResult {
+// Result fills a run's verdict, apps, node and pod counts and webhook
+// refusals from what the judge, the tracker and the sampler know; end is
+// how long the run took.
+func (j *Judge) Result(res report.RunResult, t *Tracker, s *Sampler, end float64) report.RunResult {
 	res.Verdict = j.verdict
 	if res.Verdict == "" {
 		res.Verdict = report.TimedOut
@@ -122,15 +124,17 @@ func (j *judge) result(res report.RunResult, t *tracker, end float64) report.Run
 	if res.Verdict != report.Converged {
 		res.Reason = stripStalled(j.reason)
 		res.StalledApps = stalledApps(t)
-		res.Waiting = t.unsettled()
+		res.Waiting = t.Unsettled()
 	}
 	res.Apps = appRecords(t)
+	res.Samples = s.result(round1(end))
+	res.WebhookRefused = t.webhookRefusals()
 	return res
 }
 
 // appRecords lists the apps the run saw, roots first, then by wave, and
 // after them the child Applications a parent wants but never created.
-func appRecords(t *tracker) []report.AppRecord {
+func appRecords(t *Tracker) []report.AppRecord {
 	var out []report.AppRecord
 	seen := map[string]bool{}
 	for _, a := range t.summaryOrder() {
@@ -162,7 +166,7 @@ func appRecords(t *tracker) []report.AppRecord {
 
 // stalledApps lists the apps with a SyncStalled condition: apps other
 // than the roots first (their reason names the workload itself), by name.
-func stalledApps(t *tracker) []report.AppStall {
+func stalledApps(t *Tracker) []report.AppStall {
 	var out []report.AppStall
 	var roots []report.AppStall
 	for _, name := range t.order {
@@ -183,7 +187,7 @@ func stalledApps(t *tracker) []report.AppStall {
 }
 
 // earliestStall is when the first SyncStalled condition appeared.
-func earliestStall(t *tracker) time.Duration {
+func earliestStall(t *Tracker) time.Duration {
 	first := time.Duration(-1)
 	for _, a := range t.apps {
 		if a.stalledAt >= 0 && (first < 0 || a.stalledAt < first) {
