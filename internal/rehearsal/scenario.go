@@ -3,6 +3,7 @@ package rehearsal
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -140,8 +141,8 @@ func (s *Scenario) validate(dir string) error {
 			errs = append(errs, fmt.Errorf("rehearsal.files[%d]: want from (a name in bin/) and to (a path in the repository)", i))
 		}
 	}
-	for path, r := range s.Randomize {
-		if _, err := parseRange(r); err != nil {
+	for _, path := range slices.Sorted(maps.Keys(s.Randomize)) {
+		if _, err := parseRange(s.Randomize[path]); err != nil {
 			errs = append(errs, fmt.Errorf("rehearsal.randomize[%s]: %w", path, err))
 		}
 	}
