@@ -28,6 +28,12 @@ import (
 // fieldOwner is the server-side apply field manager of what up applies.
 const fieldOwner = "wavecd-up"
 
+// readSettings reads a settings file: ConfigMaps and Secrets such as
+// argocd-cm and argocd-secret, or an argo-cd Helm chart values file.
+func readSettings(path, namespace string) (*settings.Settings, error) {
+	return settings.Load(path, settings.Options{Namespace: namespace})
+}
+
 // bootstrap puts what the controller needs into the cluster: CRDs, the
 // namespace, settings, and the root manifest.
 type bootstrap struct {

@@ -1,6 +1,7 @@
 package rehearsal
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,5 +110,32 @@ func TestWithNotificationCatalog(t *testing.T) {
 	none, err := withNotificationCatalog(settings[:1])
 	if err != nil || len(none) != 1 {
 		t.Errorf("settings without notifications: %v, %v", none, err)
+	}
+}
+
+func TestReadSettings(t *testing.T) {
+	tests := map[string]struct {
+		file    string
+		wantErr string
+	}{
+		"the example's Lua settings": {file: "../../examples/healthcheck-poc/settings/app-health-lua.yaml"},
+		"Argo CD defaults":           {file: "../../examples/healthcheck-poc/settings/argo-default.yaml"},
+		"an argo-cd values file":     {file: "../../examples/healthcheck-poc/settings/argocd-values.yaml"},
+		"an Application":             {file: "../../examples/healthcheck-poc/apps/root.yaml", wantErr: "is not a v1 ConfigMap or Secret"},
+		"a missing file":             {file: "nope.yaml", wantErr: "no such file"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, err := readSettings(tc.file, Namespace)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(s.Objects) != 1 || s.Objects[0].GetName() != "argocd-cm" || s.Objects[0].GetNamespace() != Namespace {
+				t.Fatalf("readSettings = %v, %v; want argocd-cm", s, err)
+			}
+		})
 	}
 }

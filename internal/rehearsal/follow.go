@@ -12,6 +12,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/notify"
+	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
@@ -67,14 +68,14 @@ func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error 
 		}
 		p.Say("web UI %s (user admin, password %s)", url, password)
 	}
-	names := rootNames(s.repo.root)
+	names := manifest.Names(s.repo.Root)
 	t := timeline.NewTracker(p.Start, names)
 	catchUp(p, t, events, listed)
 	b, err := newBootstrap(s.cfg, Namespace)
 	if err != nil {
 		return err
 	}
-	if err := b.applyRoot(ctx, s.repo.root); err != nil {
+	if err := b.applyRoot(ctx, s.repo.Root); err != nil {
 		return err
 	}
 	p.Say("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))

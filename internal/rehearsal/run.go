@@ -15,7 +15,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/snapshot"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
@@ -109,7 +111,7 @@ func stage(o runOptions) (*stagedRun, error) {
 	}
 	s := o.scenario
 	st := &stagedRun{drawn: s.draw(o.seed)}
-	root, err := readRoot(filepath.Join(o.dir, s.Root), Namespace)
+	root, err := manifest.ReadRoot(filepath.Join(o.dir, s.Root), Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +121,13 @@ func stage(o runOptions) (*stagedRun, error) {
 	for _, f := range s.Files {
 		extra[filepath.ToSlash(f.To)] = filepath.Join(binDir, f.From)
 	}
-	if _, err := Snapshot(SnapshotOptions{
+	if _, err := snapshot.Write(snapshot.Options{
 		Src: o.dir, Dst: o.ws.Repo(), Exclude: []string{o.ws.Dir, filepath.Join(o.dir, DefaultWorkspace)},
-		Branches: rootBranches(root), Extra: extra,
+		Branches: manifest.Branches(root), Extra: extra,
 	}); err != nil {
 		return nil, err
 	}
-	st.mirrors = rootMirrors(root, o.ws.Repo())
+	st.mirrors = manifest.Mirrors(root, o.ws.Repo())
 	settingsFile := o.settings
 	if settingsFile == "" && s.Settings != "" {
 		settingsFile = filepath.Join(o.dir, s.Settings)
@@ -198,7 +200,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	if err := expect(ctx, p, b, root, st.mirrors, o.ws.Cache()); err != nil {
 		return res, err
 	}
-	t := timeline.NewTracker(p.Start, rootNames(root))
+	t := timeline.NewTracker(p.Start, manifest.Names(root))
 	smp := timeline.NewSampler(client, p.Start)
 	go smp.Run(watchCtx)
 	if err := b.applyRoot(ctx, root); err != nil {
@@ -212,14 +214,6 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	return res, err
 }
 
-func rootNames(root []*unstructured.Unstructured) []string {
-	var names []string
-	for _, a := range rootApps(root) {
-		names = append(names, a.GetName())
-	}
-	return names
-}
-
 // scenarioRoot returns the root manifest with the scenario's value file
 // added to each root Application's Helm valueFiles and values merged into
 // its valuesObject.
@@ -228,7 +222,7 @@ func scenarioRoot(objs []*unstructured.Unstructured, s *Scenario, values map[str
 	for _, o := range objs {
 		o = o.DeepCopy()
 		out = append(out, o)
-		if !isApplication(o) {
+		if !manifest.IsApplication(o) {
 			continue
 		}
 		path, _, _ := unstructured.NestedString(o.Object, "spec", "source", "path")

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -116,7 +118,7 @@ func TestScenarioDrawAndRoot(t *testing.T) {
 	if got, err := time.ParseDuration(d); err != nil || got < time.Second || got > 6*time.Second || got != got.Round(100*time.Millisecond) {
 		t.Errorf("a drawn duration %q, want 1s to 6s in steps of 100ms", d)
 	}
-	root, err := readRoot(filepath.Join(calicoKarpenter, s.Root), Namespace)
+	root, err := manifest.ReadRoot(filepath.Join(calicoKarpenter, s.Root), Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}

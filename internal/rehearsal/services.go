@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
@@ -53,7 +54,7 @@ func bootstrapServices(ctx context.Context, root []*unstructured.Unstructured, m
 	})
 	var inv inventory
 	seen := map[string]bool{}
-	queue := rootApps(root)
+	queue := manifest.Apps(root)
 	for depth := 0; len(queue) > 0 && depth < maxInventoryDepth; depth++ {
 		var next []*unstructured.Unstructured
 		for _, o := range queue {
@@ -94,7 +95,7 @@ func (inv *inventory) renderApp(ctx context.Context, engine *render.Engine, o *u
 				ns = metav1.NamespaceDefault
 			}
 			seen[ns+"/"+obj.GetName()] = true
-		case isApplication(obj):
+		case manifest.IsApplication(obj):
 			children = append(children, obj)
 		}
 	}

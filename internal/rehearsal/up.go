@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
+	"github.com/wavecd/wavecd/internal/rehearsal/snapshot"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
@@ -105,7 +107,7 @@ func (u *Up) defaults() {
 type session struct {
 	ws       Workspace
 	cfg      *rest.Config
-	repo     servedRepo
+	repo     snapshot.Served
 	settings *settings.Settings
 	mirrors  source.Mirrors
 }
@@ -199,18 +201,21 @@ func (u *Up) readInputs(s *session) error {
 // --mirror entries win over these.
 func (u *Up) serve(ctx context.Context, p *timeline.Printer, s *session) error {
 	var err error
-	if s.repo, err = serveRepo(ctx, u.Repo, u.Root, Namespace, s.ws); err != nil {
+	s.repo, err = snapshot.Serve(ctx, snapshot.ServeOptions{
+		Repo: u.Repo, Root: u.Root, Namespace: Namespace, Dst: s.ws.Repo(), Exclude: []string{s.ws.Dir},
+	})
+	if err != nil {
 		return err
 	}
-	mirrors := rootMirrors(s.repo.root, s.repo.path)
-	if s.repo.url != "" {
-		mirrors.Add(s.repo.url, s.repo.path)
+	mirrors := manifest.Mirrors(s.repo.Root, s.repo.Path)
+	if s.repo.URL != "" {
+		mirrors.Add(s.repo.URL, s.repo.Path)
 	}
 	for url, path := range s.mirrors {
 		mirrors[url] = path
 	}
 	s.mirrors = mirrors
-	p.Say("repo %s: %s", u.Repo, s.repo.describe())
+	p.Say("repo %s: %s", u.Repo, s.repo.Describe())
 	return nil
 }
 
@@ -253,7 +258,7 @@ func (u *Up) bootstrap(ctx context.Context, p *timeline.Printer, s *session) err
 		return err
 	}
 	sayWarnings(p, s.settings)
-	if err := expect(ctx, p, b, s.repo.root, s.mirrors, s.ws.Cache()); err != nil {
+	if err := expect(ctx, p, b, s.repo.Root, s.mirrors, s.ws.Cache()); err != nil {
 		return err
 	}
 	settings := "none (argocd-cm removed)"

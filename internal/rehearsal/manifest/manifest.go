@@ -1,4 +1,4 @@
-package rehearsal
+package manifest
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -62,45 +61,51 @@ func inNamespace(path string, objs []*unstructured.Unstructured, ns string) erro
 	return nil
 }
 
-// readRoot reads the root manifest: one or more Applications, and other
-// objects of the controller's namespace such as AppProjects.
-func readRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
+// ReadRoot reads the root manifest: one or more Applications, and other
+// objects of the controller's namespace such as AppProjects. Objects with
+// no namespace get namespace; one naming another is an error.
+func ReadRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
 	objs, err := readObjects(path)
 	if err != nil {
 		return nil, fmt.Errorf("read root manifest: %w", err)
 	}
-	if len(rootApps(objs)) == 0 {
+	if len(Apps(objs)) == 0 {
 		return nil, fmt.Errorf("root manifest %s holds no argoproj.io Application", path)
 	}
 	return objs, inNamespace(path, objs, namespace)
 }
 
-// readSettings reads a settings file: ConfigMaps and Secrets such as
-// argocd-cm and argocd-secret, or an argo-cd Helm chart values file.
-func readSettings(path, namespace string) (*settings.Settings, error) {
-	return settings.Load(path, settings.Options{Namespace: namespace})
-}
-
-func isApplication(o *unstructured.Unstructured) bool {
+// IsApplication reports whether o is an argoproj.io Application.
+func IsApplication(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	return gvk.Group == v1alpha1.Group && gvk.Kind == v1alpha1.ApplicationKind
 }
 
-func rootApps(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+// Apps returns the Applications of a root manifest.
+func Apps(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	var apps []*unstructured.Unstructured
 	for _, o := range objs {
-		if isApplication(o) {
+		if IsApplication(o) {
 			apps = append(apps, o)
 		}
 	}
 	return apps
 }
 
+// Names returns the names of the Applications of a root manifest.
+func Names(objs []*unstructured.Unstructured) []string {
+	var names []string
+	for _, a := range Apps(objs) {
+		names = append(names, a.GetName())
+	}
+	return names
+}
+
 // gitSources returns the Git sources (repoURL and targetRevision) of the
 // root Applications; Helm chart sources are left out.
 func gitSources(objs []*unstructured.Unstructured) [][2]string {
 	var out [][2]string
-	for _, app := range rootApps(objs) {
+	for _, app := range Apps(objs) {
 		var sources []any
 		if s, ok, _ := unstructured.NestedMap(app.Object, "spec", "source"); ok {
 			sources = append(sources, s)
@@ -120,8 +125,8 @@ func gitSources(objs []*unstructured.Unstructured) [][2]string {
 	return out
 }
 
-// rootMirrors maps the root Applications' Git repository URLs to path.
-func rootMirrors(objs []*unstructured.Unstructured, path string) source.Mirrors {
+// Mirrors maps the root Applications' Git repository URLs to path.
+func Mirrors(objs []*unstructured.Unstructured, path string) source.Mirrors {
 	m := source.Mirrors{}
 	for _, s := range gitSources(objs) {
 		m.Add(s[0], path)
@@ -132,10 +137,10 @@ func rootMirrors(objs []*unstructured.Unstructured, path string) source.Mirrors 
 var branchName = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 var hexRevision = regexp.MustCompile(`^[0-9a-fA-F]{7,40}$`)
 
-// rootBranches lists the target revisions of the root Applications that
-// name branches, so a snapshot can offer them.
-func rootBranches(objs []*unstructured.Unstructured) []string {
-	seen := map[string]bool{snapshotBranch: true}
+// Branches lists the target revisions of the root Applications that name
+// branches, so a snapshot can offer them.
+func Branches(objs []*unstructured.Unstructured) []string {
+	seen := map[string]bool{}
 	var out []string
 	for _, s := range gitSources(objs) {
 		rev := strings.TrimPrefix(s[1], "refs/heads/")

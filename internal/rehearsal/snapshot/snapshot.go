@@ -1,4 +1,4 @@
-package rehearsal
+package snapshot
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ const snapshotBranch = "main"
 // the same commit, so a rehearsal of an unchanged folder changes nothing.
 var snapshotTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// SnapshotOptions configure Snapshot.
-type SnapshotOptions struct {
+// Options configure Write.
+type Options struct {
 	// Src is the folder to snapshot.
 	Src string
 	// Dst is the bare repository to (re)create.
@@ -41,10 +41,10 @@ type SnapshotOptions struct {
 	Extra map[string]string
 }
 
-// Snapshot writes the files of a folder as one commit into a new bare Git
+// Write writes the files of a folder as one commit into a new bare Git
 // repository, skipping .git folders, what .gitignore files exclude and
 // opts.Exclude. It returns the commit SHA.
-func Snapshot(opts SnapshotOptions) (string, error) {
+func Write(opts Options) (string, error) {
 	if err := os.RemoveAll(opts.Dst); err != nil {
 		return "", fmt.Errorf("remove old snapshot: %w", err)
 	}

@@ -1,4 +1,4 @@
-package rehearsal
+package snapshot
 
 import (
 	"io/fs"
@@ -32,7 +32,7 @@ func TestSnapshotIsReadByTheController(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(t.TempDir(), "repo")
-	sha, err := Snapshot(SnapshotOptions{Src: src, Dst: dst, Exclude: []string{filepath.Join(src, ".wavecd")}, Branches: []string{"release"}})
+	sha, err := Write(Options{Src: src, Dst: dst, Exclude: []string{filepath.Join(src, ".wavecd")}, Branches: []string{"release"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,47 +71,18 @@ func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 	src := t.TempDir()
 	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
-	sha, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	sha, err := Write(Options{Src: src, Dst: dst})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	again, err := Write(Options{Src: src, Dst: dst})
 	if err != nil || again != sha {
 		t.Errorf("second snapshot of unchanged files = %s, %v; want the same commit %s", again, err, sha)
 	}
 	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
-	changed, err := Snapshot(SnapshotOptions{Src: src, Dst: dst})
+	changed, err := Write(Options{Src: src, Dst: dst})
 	if err != nil || changed == sha {
 		t.Errorf("snapshot of changed files = %s, %v; want a new commit", changed, err)
-	}
-}
-
-func TestServeRepo(t *testing.T) {
-	src := t.TempDir()
-	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": twoRoots})
-	ws := Workspace{Dir: filepath.Join(t.TempDir(), DefaultWorkspace)}
-	snap, err := serveRepo(t.Context(), src, "apps/root.yaml", Namespace, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.kind != repoSnapshot || snap.path != ws.Repo() || len(rootApps(snap.root)) != 2 {
-		t.Fatalf("a folder is served as %s at %s with %d apps", snap.kind, snap.path, len(rootApps(snap.root)))
-	}
-	// The snapshot is a Git repository: a URL naming it is cloned, and the
-	// clone, a Git working tree, is served in place.
-	clone, err := cloneRepo(t.Context(), snap.path, "apps/root.yaml", Namespace, Workspace{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if clone.kind != repoClone || clone.revision != snap.revision || clone.url != snap.path {
-		t.Errorf("clone = %s at %s from %s; want the snapshot's commit %s", clone.kind, clone.revision, clone.url, snap.revision)
-	}
-	inPlace, err := serveRepo(t.Context(), clone.path, "apps/root.yaml", Namespace, Workspace{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inPlace.kind != repoInPlace || inPlace.path != clone.path || inPlace.revision != snap.revision {
-		t.Errorf("a Git working tree is served as %s at %s, commit %s", inPlace.kind, inPlace.path, inPlace.revision)
 	}
 }
 
@@ -125,7 +96,7 @@ func TestSnapshotAddsExtraFiles(t *testing.T) {
 	})
 	testenv.WriteFiles(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
-	_, err := Snapshot(SnapshotOptions{Src: src, Dst: dst, Extra: map[string]string{
+	_, err := Write(Options{Src: src, Dst: dst, Extra: map[string]string{
 		"charts/k/crds": filepath.Join(extra, "karpenter-crds"),
 		"top.txt":       filepath.Join(extra, "one.txt"),
 	}})
