@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 )
 
 // Defaults of `wavecd rehearse`.
@@ -109,7 +110,7 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", r.Dir, err)
 	}
-	s, err := LoadScenario(dir, r.Scenario)
+	s, err := scenario.Load(dir, r.Scenario)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 			return nil, err
 		}
 	}
-	if err := s.checkNeeds(filepath.Dir(r.LocalCluster)); err != nil {
+	if err := s.CheckNeeds(filepath.Dir(r.LocalCluster)); err != nil {
 		return nil, err
 	}
 	if r.Profile != "" {

@@ -28,9 +28,14 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
+
+// calicoKarpenter is the example the rehearse scenarios come from,
+// relative to this package.
+const calicoKarpenter = "../../examples/calico-karpenter"
 
 var nodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 
@@ -113,13 +118,13 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 // withStallNotifications copies the example and adds, to the scenario's
 // settings, Argo CD's notification settings: a webhook to a receiver the
 // test starts, subscribed to on-stalled for every app.
-func withStallNotifications(t *testing.T, src, scenario string) (string, *notifytest.Receiver) {
+func withStallNotifications(t *testing.T, src, name string) (string, *notifytest.Receiver) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadScenario(dir, scenario)
+	s, err := scenario.Load(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}

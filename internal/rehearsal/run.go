@@ -17,6 +17,7 @@ import (
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
+	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 	"github.com/wavecd/wavecd/internal/rehearsal/snapshot"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/settings"
@@ -27,7 +28,7 @@ import (
 type runOptions struct {
 	// dir is the repository, scenario one of its scenarios.
 	dir      string
-	scenario *Scenario
+	scenario *scenario.Scenario
 	run      int
 	seed     int64
 	ws       Workspace
@@ -110,7 +111,7 @@ func stage(o runOptions) (*stagedRun, error) {
 		return nil, err
 	}
 	s := o.scenario
-	st := &stagedRun{drawn: s.draw(o.seed)}
+	st := &stagedRun{drawn: s.Draw(o.seed)}
 	root, err := manifest.ReadRoot(filepath.Join(o.dir, s.Root), Namespace)
 	if err != nil {
 		return nil, err
@@ -173,12 +174,10 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	if err != nil {
 		return res, fmt.Errorf("build client: %w", err)
 	}
-	values := map[string]any{}
 	for path, v := range st.drawn {
-		setPath(values, path, v)
 		res.Drawn[path] = fmt.Sprint(v)
 	}
-	root, err := scenarioRoot(st.root, o.scenario, values)
+	root, err := scenario.Root(st.root, o.scenario, scenario.Values(st.drawn))
 	if err != nil {
 		return res, err
 	}
@@ -212,55 +211,6 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	res = j.Result(res, t, smp, time.Since(p.Start).Seconds())
 	res.Timeline = rec.lines
 	return res, err
-}
-
-// scenarioRoot returns the root manifest with the scenario's value file
-// added to each root Application's Helm valueFiles and values merged into
-// its valuesObject.
-func scenarioRoot(objs []*unstructured.Unstructured, s *Scenario, values map[string]any) ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		o = o.DeepCopy()
-		out = append(out, o)
-		if !manifest.IsApplication(o) {
-			continue
-		}
-		path, _, _ := unstructured.NestedString(o.Object, "spec", "source", "path")
-		rel, err := filepath.Rel(filepath.FromSlash(path), s.Path)
-		if err != nil {
-			return nil, fmt.Errorf("root %s: scenario %s relative to %s: %w", o.GetName(), s.Path, path, err)
-		}
-		files, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "source", "helm", "valueFiles")
-		files = append(files, filepath.ToSlash(rel))
-		if err := unstructured.SetNestedStringSlice(o.Object, files, "spec", "source", "helm", "valueFiles"); err != nil {
-			return nil, fmt.Errorf("root %s: %w", o.GetName(), err)
-		}
-		if len(values) == 0 {
-			continue
-		}
-		obj, _, _ := unstructured.NestedMap(o.Object, "spec", "source", "helm", "valuesObject")
-		if obj == nil {
-			obj = map[string]any{}
-		}
-		mergeValues(obj, values)
-		if err := unstructured.SetNestedMap(o.Object, obj, "spec", "source", "helm", "valuesObject"); err != nil {
-			return nil, fmt.Errorf("root %s: %w", o.GetName(), err)
-		}
-	}
-	return out, nil
-}
-
-// mergeValues lays src over dst, map by map.
-func mergeValues(dst, src map[string]any) {
-	for k, v := range src {
-		sm, ok := v.(map[string]any)
-		dm, dok := dst[k].(map[string]any)
-		if ok && dok {
-			mergeValues(dm, sm)
-			continue
-		}
-		dst[k] = v
-	}
 }
 
 // timelineRecorder passes timeline lines on and keeps them for the report.

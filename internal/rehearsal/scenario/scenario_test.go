@@ -1,4 +1,4 @@
-package rehearsal
+package scenario
 
 import (
 	"path/filepath"
@@ -14,14 +14,14 @@ import (
 
 // calicoKarpenter is the example the rehearse scenarios come from,
 // relative to this package.
-const calicoKarpenter = "../../examples/calico-karpenter"
+const calicoKarpenter = "../../../examples/calico-karpenter"
 
 func TestLoadScenario(t *testing.T) {
-	if got, want := ListScenarios(calicoKarpenter), []string{"health-gated", "no-health", "no-health-lbc", "no-health-lbc-same-wave", "static-nodes"}; !cmp.Equal(got, want) {
+	if got, want := List(calicoKarpenter), []string{"health-gated", "no-health", "no-health-lbc", "no-health-lbc-same-wave", "static-nodes"}; !cmp.Equal(got, want) {
 		t.Errorf("scenarios of the example = %v, want %v", got, want)
 	}
-	for _, name := range ListScenarios(calicoKarpenter) {
-		s, err := LoadScenario(calicoKarpenter, name)
+	for _, name := range List(calicoKarpenter) {
+		s, err := Load(calicoKarpenter, name)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -74,7 +74,7 @@ func TestLoadScenario(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			testenv.WriteFiles(t, dir, tc.files)
-			_, err := LoadScenario(dir, tc.name)
+			_, err := Load(dir, tc.name)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -87,25 +87,25 @@ func TestLoadScenario(t *testing.T) {
 
 func TestScenarioNeeds(t *testing.T) {
 	bin := t.TempDir()
-	s := &Scenario{Name: "x", Needs: []string{"karpenter-kwok"}, Build: "make karpenter", Files: []ScenarioFile{{From: "karpenter-crds", To: "c"}}}
+	s := &Scenario{Name: "x", Needs: []string{"karpenter-kwok"}, Build: "make karpenter", Files: []File{{From: "karpenter-crds", To: "c"}}}
 	want := "scenario x needs " + filepath.Join(bin, "karpenter-kwok") + " next to wavecd-localcluster: run make karpenter"
-	if err := s.checkNeeds(bin); err == nil || err.Error() != want {
+	if err := s.CheckNeeds(bin); err == nil || err.Error() != want {
 		t.Errorf("checkNeeds = %v, want %s", err, want)
 	}
 	testenv.WriteFiles(t, bin, map[string]string{"karpenter-kwok": "", "karpenter-crds/a.yaml": ""})
-	if err := s.checkNeeds(bin); err != nil {
+	if err := s.CheckNeeds(bin); err != nil {
 		t.Errorf("checkNeeds with everything there: %v", err)
 	}
 }
 
 func TestScenarioDrawAndRoot(t *testing.T) {
-	s, err := LoadScenario(calicoKarpenter, "no-health-lbc")
+	s, err := Load(calicoKarpenter, "no-health-lbc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := s.draw(1), s.draw(1)
-	if !cmp.Equal(a, b) || cmp.Equal(a, s.draw(2)) || len(a) != len(s.Randomize) {
-		t.Errorf("draw(1) = %v and %v, draw(2) = %v: want the same values for a seed, others for another", a, b, s.draw(2))
+	a, b := s.Draw(1), s.Draw(1)
+	if !cmp.Equal(a, b) || cmp.Equal(a, s.Draw(2)) || len(a) != len(s.Randomize) {
+		t.Errorf("draw(1) = %v and %v, draw(2) = %v: want the same values for a seed, others for another", a, b, s.Draw(2))
 	}
 	for path, v := range a {
 		vr, _ := parseRange(s.Randomize[path])
@@ -114,18 +114,18 @@ func TestScenarioDrawAndRoot(t *testing.T) {
 			t.Errorf("%s = %v, want a whole number within %s", path, v, s.Randomize[path])
 		}
 	}
-	d, _ := (&Scenario{Randomize: map[string]string{"a": "1s-6s"}}).draw(3)["a"].(string)
+	d, _ := (&Scenario{Randomize: map[string]string{"a": "1s-6s"}}).Draw(3)["a"].(string)
 	if got, err := time.ParseDuration(d); err != nil || got < time.Second || got > 6*time.Second || got != got.Round(100*time.Millisecond) {
 		t.Errorf("a drawn duration %q, want 1s to 6s in steps of 100ms", d)
 	}
-	root, err := manifest.ReadRoot(filepath.Join(calicoKarpenter, s.Root), Namespace)
+	root, err := manifest.ReadRoot(filepath.Join(calicoKarpenter, s.Root), "argocd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	values := map[string]any{}
 	setPath(values, "apps.calico.values.readinessDelay.typha", int64(2))
 	setPath(values, "apps.calico.enabled", true)
-	out, err := scenarioRoot(root, s, values)
+	out, err := Root(root, s, values)
 	if err != nil {
 		t.Fatal(err)
 	}

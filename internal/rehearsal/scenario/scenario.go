@@ -1,24 +1,21 @@
-package rehearsal
+package scenario
 
 import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/yaml"
 )
 
-// ScenarioDir is the folder of a rehearsed repository that holds its
-// scenarios, one <name>.yaml each.
-const ScenarioDir = "scenarios"
+// Dir is the folder of a rehearsed repository that holds its scenarios,
+// one <name>.yaml each.
+const Dir = "scenarios"
 
 // Scenario is one way to run a repository's bootstrap: a value file of the
 // root Application's Helm chart whose rehearsal: key says how wavecd
@@ -48,7 +45,7 @@ type Scenario struct {
 	Build string   `json:"build,omitempty"`
 	// Files are added to the served snapshot from next to the
 	// wavecd-localcluster binary, such as Karpenter's CRDs.
-	Files []ScenarioFile `json:"files,omitempty"`
+	Files []File `json:"files,omitempty"`
 	// Randomize maps a dotted path of the root's values to a range of
 	// durations ("1s-6s") or of whole numbers ("1-6", such as a probe's
 	// initialDelaySeconds); each run draws a value from its seed.
@@ -59,33 +56,33 @@ type Scenario struct {
 	Webhooks any `json:"webhooks,omitempty"`
 }
 
-// ScenarioFile is a file or folder added to the snapshot.
-type ScenarioFile struct {
+// File is a file or folder added to the snapshot.
+type File struct {
 	// From is a file or folder next to the wavecd-localcluster binary.
 	From string `json:"from"`
 	// To is its path in the snapshot; its parent folder must exist.
 	To string `json:"to"`
 }
 
-// scenarioFile is the part of a scenario file wavecd reads.
-type scenarioFile struct {
+// document is the part of a scenario file wavecd reads.
+type document struct {
 	Rehearsal *Scenario `json:"rehearsal"`
 }
 
-// LoadScenario reads scenarios/<name>.yaml of the repository dir.
-func LoadScenario(dir, name string) (*Scenario, error) {
+// Load reads scenarios/<name>.yaml of the repository dir.
+func Load(dir, name string) (*Scenario, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) {
-		return nil, fmt.Errorf("scenario %q: want a name from %s/ (%s)", name, ScenarioDir, strings.Join(ListScenarios(dir), ", "))
+		return nil, fmt.Errorf("scenario %q: want a name from %s/ (%s)", name, Dir, strings.Join(List(dir), ", "))
 	}
-	rel := filepath.Join(ScenarioDir, name+".yaml")
+	rel := filepath.Join(Dir, name+".yaml")
 	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("scenario %q: %s not found; scenarios of %s: %s", name, rel, dir, orNone(ListScenarios(dir)))
+		return nil, fmt.Errorf("scenario %q: %s not found; scenarios of %s: %s", name, rel, dir, orNone(List(dir)))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	var f scenarioFile
+	var f document
 	if err := yaml.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", rel, err)
 	}
@@ -100,9 +97,9 @@ func LoadScenario(dir, name string) (*Scenario, error) {
 	return s, s.validate(dir)
 }
 
-// ListScenarios names the scenarios of the repository dir.
-func ListScenarios(dir string) []string {
-	files, _ := filepath.Glob(filepath.Join(dir, ScenarioDir, "*.yaml"))
+// List names the scenarios of the repository dir.
+func List(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, Dir, "*.yaml"))
 	var out []string
 	for _, f := range files {
 		out = append(out, strings.TrimSuffix(filepath.Base(f), ".yaml"))
@@ -152,9 +149,9 @@ func (s *Scenario) validate(dir string) error {
 	return nil
 }
 
-// checkNeeds reports the first of the scenario's needs and files missing
+// CheckNeeds reports the first of the scenario's needs and files missing
 // from binDir, with how to build it.
-func (s *Scenario) checkNeeds(binDir string) error {
+func (s *Scenario) CheckNeeds(binDir string) error {
 	names := slices.Clone(s.Needs)
 	for _, f := range s.Files {
 		names = append(names, f.From)
@@ -169,77 +166,4 @@ func (s *Scenario) checkNeeds(binDir string) error {
 		}
 	}
 	return nil
-}
-
-// valueRange is a range to draw values from: durations, or whole numbers.
-type valueRange struct {
-	lo, hi  int64
-	numbers bool
-}
-
-// parseRange parses "1s-6s" or "1-6".
-func parseRange(r string) (valueRange, error) {
-	a, b, ok := strings.Cut(r, "-")
-	if !ok {
-		return valueRange{}, fmt.Errorf("%q: want a range of durations such as 1s-6s, or of whole numbers such as 1-6", r)
-	}
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	var vr valueRange
-	if lo, err := strconv.ParseInt(a, 10, 32); err == nil {
-		hi, err := strconv.ParseInt(b, 10, 32)
-		if err != nil {
-			return valueRange{}, fmt.Errorf("%q: %w", r, err)
-		}
-		vr = valueRange{lo: lo, hi: hi, numbers: true}
-	} else {
-		lo, err := time.ParseDuration(a)
-		if err != nil {
-			return valueRange{}, fmt.Errorf("%q: %w", r, err)
-		}
-		hi, err := time.ParseDuration(b)
-		if err != nil {
-			return valueRange{}, fmt.Errorf("%q: %w", r, err)
-		}
-		vr = valueRange{lo: int64(lo), hi: int64(hi)}
-	}
-	if vr.hi < vr.lo {
-		return valueRange{}, fmt.Errorf("%q: the range ends before it starts", r)
-	}
-	return vr, nil
-}
-
-// draw picks each randomized value for a run's seed: dotted path ->
-// duration string (rounded to 100ms) or whole number.
-func (s *Scenario) draw(seed int64) map[string]any {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	paths := make([]string, 0, len(s.Randomize))
-	for p := range s.Randomize {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths) // a seed gives the same values whatever the map order
-	out := map[string]any{}
-	for _, p := range paths {
-		vr, _ := parseRange(s.Randomize[p])
-		v := vr.lo + rng.Int64N(vr.hi-vr.lo+1)
-		if vr.numbers {
-			out[p] = v
-			continue
-		}
-		out[p] = time.Duration(v).Round(100 * time.Millisecond).String()
-	}
-	return out
-}
-
-// setPath sets a dotted path in a nested map, creating the maps on the way.
-func setPath(m map[string]any, path string, v any) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	m[parts[len(parts)-1]] = v
 }
