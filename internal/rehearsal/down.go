@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 )
 
 // Down stops a workspace's local cluster and removes the workspace:
@@ -14,7 +16,8 @@ type Down struct {
 	Out io.Writer
 	// Workspace is the rehearsal's directory (default .wavecd).
 	Workspace string
-	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
+	// LocalCluster is the wavecd-localcluster binary (default:
+	// localcluster.Find).
 	LocalCluster string
 }
 
@@ -36,11 +39,11 @@ func (d *Down) Run(ctx context.Context) error {
 	}
 	if _, err := os.Stat(ws.Cluster()); err == nil {
 		if d.LocalCluster == "" {
-			if d.LocalCluster, err = FindLocalCluster(); err != nil {
+			if d.LocalCluster, err = localcluster.Find(); err != nil {
 				return err
 			}
 		}
-		if err := (localCluster{binary: d.LocalCluster, dir: ws.Cluster()}).stop(ctx); err != nil {
+		if err := (localcluster.Cluster{Binary: d.LocalCluster, Dir: ws.Cluster()}).Stop(ctx); err != nil {
 			return err
 		}
 	}

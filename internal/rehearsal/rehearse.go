@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 )
@@ -53,7 +54,8 @@ type Rehearse struct {
 	JSON bool
 	// Workspace holds one folder per run (default .wavecd/rehearse).
 	Workspace string
-	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
+	// LocalCluster is the wavecd-localcluster binary (default:
+	// localcluster.Find).
 	LocalCluster string
 	// RouteLogs, when set, receives each run's controller log file; see Up.
 	RouteLogs func(w io.Writer)
@@ -115,7 +117,7 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	if r.LocalCluster == "" {
-		if r.LocalCluster, err = FindLocalCluster(); err != nil {
+		if r.LocalCluster, err = localcluster.Find(); err != nil {
 			return nil, err
 		}
 	}

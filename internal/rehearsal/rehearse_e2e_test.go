@@ -27,6 +27,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
@@ -397,7 +398,7 @@ func silenceClientLogs() {
 // built from this tree.
 func localClusterBinary(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv(LocalClusterEnv); bin != "" {
+	if bin := os.Getenv(localcluster.Env); bin != "" {
 		return bin
 	}
 	root, err := testenv.RepoRoot()

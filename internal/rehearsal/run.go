@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
@@ -74,16 +75,16 @@ func runScenario(ctx context.Context, o runOptions) (res report.RunResult, err e
 	if o.routeLogs != nil {
 		o.routeLogs(log)
 	}
-	cl := localCluster{binary: o.binary, dir: o.ws.Cluster()}
+	cl := localcluster.Cluster{Binary: o.binary, Dir: o.ws.Cluster()}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if stopErr := cl.stop(stopCtx); stopErr != nil && err == nil {
+		if stopErr := cl.Stop(stopCtx); stopErr != nil && err == nil {
 			err = stopErr
 		}
 		_ = os.RemoveAll(o.ws.Cluster())
 	}()
-	cfg, err := startRunCluster(ctx, cl, clusterStart{Nodes: 1, Profile: st.profile, TimeScale: o.timeScale}, o.ws)
+	cfg, err := startRunCluster(ctx, cl, localcluster.StartOptions{Nodes: 1, Profile: st.profile, TimeScale: o.timeScale}, o.ws)
 	if err != nil {
 		return res, err
 	}
@@ -148,14 +149,14 @@ func stage(o runOptions) (*stagedRun, error) {
 }
 
 // startRunCluster starts the run's cluster and returns its client config.
-func startRunCluster(ctx context.Context, cl localCluster, start clusterStart, ws Workspace) (*rest.Config, error) {
+func startRunCluster(ctx context.Context, cl localcluster.Cluster, start localcluster.StartOptions, ws Workspace) (*rest.Config, error) {
 	if start.Profile != "" {
 		start.Nodes = 0
 	}
-	if err := cl.start(ctx, start); err != nil {
+	if err := cl.Start(ctx, start); err != nil {
 		return nil, err
 	}
-	if err := cl.copyKubeconfig(ws.Kubeconfig()); err != nil {
+	if err := cl.CopyKubeconfig(ws.Kubeconfig()); err != nil {
 		return nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", ws.Kubeconfig())

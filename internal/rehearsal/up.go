@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/snapshot"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
@@ -67,7 +68,8 @@ type Up struct {
 	// UI, when set, serves the web UI and API on that address, without
 	// TLS (a rehearsal listens on loopback).
 	UI string
-	// LocalCluster is the wavecd-localcluster binary (default: FindLocalCluster).
+	// LocalCluster is the wavecd-localcluster binary (default:
+	// localcluster.Find).
 	LocalCluster string
 	// RouteLogs, when set, receives the controller log file once the
 	// workspace exists. The in-process controller logs through the
@@ -143,7 +145,7 @@ func (u *Up) prepare(ctx context.Context, p *timeline.Printer) (*session, func()
 		return nil, nil, err
 	}
 	if u.LocalCluster == "" {
-		if u.LocalCluster, err = FindLocalCluster(); err != nil {
+		if u.LocalCluster, err = localcluster.Find(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -221,16 +223,16 @@ func (u *Up) serve(ctx context.Context, p *timeline.Printer, s *session) error {
 
 // startCluster starts or reuses the local cluster and loads its kubeconfig.
 func (u *Up) startCluster(ctx context.Context, p *timeline.Printer, s *session) error {
-	cl := localCluster{binary: u.LocalCluster, dir: s.ws.Cluster()}
-	start := clusterStart{Nodes: u.Nodes, Profile: u.Profile, TimeScale: u.TimeScale}
+	cl := localcluster.Cluster{Binary: u.LocalCluster, Dir: s.ws.Cluster()}
+	start := localcluster.StartOptions{Nodes: u.Nodes, Profile: u.Profile, TimeScale: u.TimeScale}
 	if u.Profile != "" {
 		start.Nodes = 0
 	}
-	how, st, err := cl.ensureRunning(ctx, start, s.ws.ClusterStart())
+	how, st, err := cl.EnsureRunning(ctx, start, s.ws.ClusterStart())
 	if err != nil {
 		return err
 	}
-	if err := cl.copyKubeconfig(s.ws.Kubeconfig()); err != nil {
+	if err := cl.CopyKubeconfig(s.ws.Kubeconfig()); err != nil {
 		return err
 	}
 	p.Say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))

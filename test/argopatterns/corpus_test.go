@@ -25,6 +25,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/rehearsal"
+	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -63,7 +64,7 @@ func TestPatterns(t *testing.T) {
 // from this tree.
 func localCluster(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv(rehearsal.LocalClusterEnv); bin != "" {
+	if bin := os.Getenv(localcluster.Env); bin != "" {
 		return bin
 	}
 	root, err := testenv.RepoRoot()

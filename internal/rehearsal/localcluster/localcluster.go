@@ -1,4 +1,4 @@
-package rehearsal
+package localcluster
 
 import (
 	"bytes"
@@ -14,19 +14,19 @@ import (
 	"time"
 )
 
-// LocalClusterEnv names the environment variable that points at the
+// Env names the environment variable that points at the
 // wavecd-localcluster binary, ahead of any other place.
-const LocalClusterEnv = "WAVECD_LOCALCLUSTER"
+const Env = "WAVECD_LOCALCLUSTER"
 
 const localClusterName = "wavecd-localcluster"
 
-// FindLocalCluster returns the wavecd-localcluster binary: the one
-// $WAVECD_LOCALCLUSTER names, else the one next to the running executable
-// (bin/ after make build), else the first on PATH.
-func FindLocalCluster() (string, error) {
-	if p := os.Getenv(LocalClusterEnv); p != "" {
+// Find returns the wavecd-localcluster binary: the one $WAVECD_LOCALCLUSTER
+// names, else the one next to the running executable (bin/ after make
+// build), else the first on PATH.
+func Find() (string, error) {
+	if p := os.Getenv(Env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", LocalClusterEnv, p, err)
+			return "", fmt.Errorf("%s=%s: %w", Env, p, err)
 		}
 		return p, nil
 	}
@@ -42,15 +42,17 @@ func FindLocalCluster() (string, error) {
 	return "", fmt.Errorf("%s not found next to this executable or on PATH: run make build", localClusterName)
 }
 
-// localCluster drives a wavecd-localcluster in a directory through its
+// Cluster drives a wavecd-localcluster in a directory through its
 // command line.
-type localCluster struct {
-	binary string
-	dir    string
+type Cluster struct {
+	// Binary is wavecd-localcluster.
+	Binary string
+	// Dir is the cluster's directory.
+	Dir string
 }
 
-// clusterStatus is the part of `status -o json` a rehearsal reads.
-type clusterStatus struct {
+// Status is the part of `status -o json` a rehearsal reads.
+type Status struct {
 	Running    bool   `json:"running"`
 	Ready      bool   `json:"ready"`
 	PID        int    `json:"pid"`
@@ -59,8 +61,8 @@ type clusterStatus struct {
 	Error      string `json:"error"`
 }
 
-func (c localCluster) run(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.binary, append(args, "--dir", c.dir)...)
+func (c Cluster) run(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, c.Binary, append(args, "--dir", c.Dir)...)
 	// An interrupted start stops the supervisor it spawned; a kill would not.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
@@ -73,9 +75,11 @@ func (c localCluster) run(ctx context.Context, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-func (c localCluster) status(ctx context.Context) (clusterStatus, error) {
-	var st clusterStatus
-	if _, err := os.Stat(c.dir); errors.Is(err, os.ErrNotExist) {
+// Status reports whether the cluster runs and is ready, and its nodes; a
+// cluster whose directory does not exist is not running.
+func (c Cluster) Status(ctx context.Context) (Status, error) {
+	var st Status
+	if _, err := os.Stat(c.Dir); errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
 	out, err := c.run(ctx, "status", "-o", "json")
@@ -88,16 +92,16 @@ func (c localCluster) status(ctx context.Context) (clusterStatus, error) {
 	return st, nil
 }
 
-// clusterStart is how a cluster starts: from a profile (node groups, CNI
+// StartOptions say how a cluster starts: from a profile (node groups, CNI
 // mode, processes, workload overrides, ingress controller), else with
 // Nodes plain nodes; TimeScale multiplies its simulated delays.
-type clusterStart struct {
+type StartOptions struct {
 	Nodes     int     `json:"nodes,omitempty"`
 	Profile   string  `json:"profile,omitempty"`
 	TimeScale float64 `json:"timeScale,omitempty"`
 }
 
-func (o clusterStart) args() []string {
+func (o StartOptions) args() []string {
 	args := []string{"start", "--detach"}
 	if o.Profile != "" {
 		args = append(args, "--config", o.Profile)
@@ -110,28 +114,33 @@ func (o clusterStart) args() []string {
 	return args
 }
 
-func (c localCluster) start(ctx context.Context, o clusterStart) error {
+// Start starts the cluster in the background (a supervisor process) and
+// returns once it is usable.
+func (c Cluster) Start(ctx context.Context, o StartOptions) error {
 	_, err := c.run(ctx, o.args()...)
 	return err
 }
 
-func (c localCluster) stop(ctx context.Context) error {
-	if _, err := os.Stat(c.dir); errors.Is(err, os.ErrNotExist) {
+// Stop stops the cluster, waiting until none of its processes is left; a
+// cluster whose directory does not exist is stopped already.
+func (c Cluster) Stop(ctx context.Context) error {
+	if _, err := os.Stat(c.Dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	_, err := c.run(ctx, "stop")
 	return err
 }
 
-// ensureRunning starts the cluster unless it runs already with the same
-// start options (recorded in started), and reports how: "started",
-// "reused", or "restarted" when the options changed (its data stays).
-func (c localCluster) ensureRunning(ctx context.Context, o clusterStart, started string) (how string, st clusterStatus, err error) {
-	st, err = c.status(ctx)
+// EnsureRunning starts the cluster unless it runs already with the same
+// start options (recorded in the file started), and reports how:
+// "started", "reused", or "restarted" when the options changed (its data
+// stays).
+func (c Cluster) EnsureRunning(ctx context.Context, o StartOptions, started string) (how string, st Status, err error) {
+	st, err = c.Status(ctx)
 	if err != nil {
 		return "", st, err
 	}
-	var prev clusterStart
+	var prev StartOptions
 	if b, err := os.ReadFile(started); err == nil {
 		_ = json.Unmarshal(b, &prev)
 	}
@@ -145,24 +154,24 @@ func (c localCluster) ensureRunning(ctx context.Context, o clusterStart, started
 	case st.Running:
 		// A supervisor with other options, still starting or stuck: stop
 		// it and start anew.
-		if err := c.stop(ctx); err != nil {
+		if err := c.Stop(ctx); err != nil {
 			return "", st, err
 		}
 	}
-	if err := c.start(ctx, o); err != nil {
+	if err := c.Start(ctx, o); err != nil {
 		return "", st, err
 	}
 	b, _ := json.Marshal(o)
 	if err := os.WriteFile(started, b, 0o600); err != nil {
 		return "", st, fmt.Errorf("record how the cluster started: %w", err)
 	}
-	st, err = c.status(ctx)
+	st, err = c.Status(ctx)
 	return how, st, err
 }
 
-// copyKubeconfig copies the cluster's kubeconfig to dst.
-func (c localCluster) copyKubeconfig(dst string) error {
-	b, err := os.ReadFile(filepath.Join(c.dir, "kubeconfig"))
+// CopyKubeconfig copies the cluster's admin kubeconfig to dst.
+func (c Cluster) CopyKubeconfig(dst string) error {
+	b, err := os.ReadFile(filepath.Join(c.Dir, "kubeconfig"))
 	if err != nil {
 		return fmt.Errorf("read cluster kubeconfig: %w", err)
 	}
