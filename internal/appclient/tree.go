@@ -17,6 +17,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // ResourceRef names one object of a resource tree, as in Argo CD.
@@ -259,7 +260,7 @@ func fill(n *ResourceNode, obj *unstructured.Unstructured) {
 	n.ResourceVersion = obj.GetResourceVersion()
 	created := obj.GetCreationTimestamp()
 	n.CreatedAt = &created
-	n.Images = images(obj)
+	n.Images = kube.ContainerImages(obj)
 	n.Info = info(obj)
 	if gvk.Kind == "EndpointSlice" {
 		n.NetworkingInfo = endpointTargets(obj)
@@ -286,24 +287,6 @@ func endpointTargets(obj *unstructured.Unstructured) *NetworkingInfo {
 		return nil
 	}
 	return ni
-}
-
-// images lists the container images of a pod or a pod template.
-func images(obj *unstructured.Unstructured) []string {
-	var out []string
-	for _, path := range [][]string{{"spec"}, {"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
-		for _, field := range []string{"initContainers", "containers"} {
-			cs, _, _ := unstructured.NestedSlice(obj.Object, append(slices.Clone(path), field)...)
-			for _, c := range cs {
-				if m, ok := c.(map[string]any); ok {
-					if img, ok := m["image"].(string); ok && !slices.Contains(out, img) {
-						out = append(out, img)
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // info lists the facts Argo CD shows on pod and replica nodes.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/diff"
 )
 
 const appDiffLong = `Compare an application's desired state with the cluster, as a refresh does:
@@ -65,7 +65,7 @@ func (a *appDiffAction) Run(ctx context.Context) error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	for _, d := range diffs {
-		fmt.Fprintf(a.out, "\n===== %s/%s %s/%s ======\n", d.Group, d.Kind, d.Namespace, d.Name)
+		fmt.Fprintf(a.out, "\n===== %s/%s %s/%s ======\n", d.GVK.Group, d.GVK.Kind, d.Namespace, d.Name)
 		text := d.Text
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -78,7 +78,7 @@ func (a *appDiffAction) Run(ctx context.Context) error {
 	return nil
 }
 
-func (a *appDiffAction) diff(ctx context.Context) ([]controller.ObjectDiff, error) {
+func (a *appDiffAction) diff(ctx context.Context) ([]diff.Result, error) {
 	mirrors, err := parseMirrorFlags(a.Mirrors)
 	if err != nil {
 		return nil, err
@@ -95,5 +95,9 @@ func (a *appDiffAction) diff(ctx context.Context) ([]controller.ObjectDiff, erro
 	if err != nil {
 		return nil, err
 	}
-	return controller.Diff(ctx, cfg, app, controller.DiffOptions{Local: a.Local, CacheDir: a.CacheDir, Mirrors: mirrors})
+	differ := compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.CacheDir, Mirrors: mirrors})
+	if a.Local != "" {
+		return differ.DiffLocal(ctx, app, a.Local)
+	}
+	return differ.Diff(ctx, app)
 }

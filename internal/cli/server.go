@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/server"
 )
 
@@ -88,7 +88,7 @@ func (a *serverAction) Run(ctx context.Context) error {
 	}
 	srv, err := server.NewAPIServer(ctx, cfg, server.APIServerOptions{
 		Addr: a.listen, Namespace: a.namespace, Insecure: a.insecure, SessionTTL: a.sessionTTL,
-		Differ: controller.Differ(cfg, controller.DiffOptions{CacheDir: a.cacheDir, Mirrors: mirrors}),
+		Differ: compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.cacheDir, Mirrors: mirrors}),
 	})
 	if err != nil {
 		return err

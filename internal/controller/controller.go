@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +24,8 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
@@ -88,11 +89,7 @@ func (o *Options) defaults() error {
 		o.Workers = 10
 	}
 	if o.CacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			dir = os.TempDir()
-		}
-		o.CacheDir = filepath.Join(dir, "wavecd", "repos")
+		o.CacheDir = compare.DefaultCacheDir()
 	}
 	return nil
 }
@@ -153,11 +150,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Application{}, indexDependsOn, dependsOnIndex); err != nil {
 		return nil, fmt.Errorf("index applications: %w", err)
 	}
-	rec, err := buildReconciler(cfg, mgr.GetClient(), mgr.GetAPIReader(), opts)
+	targets, err := destination.NewTargets(cfg, cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	rec.cache = mgr.GetCache()
+	rec := newReconciler(mgr.GetClient(), mgr.GetAPIReader(), targets, opts)
 	c := &Controller{mgr: mgr, rec: rec}
 	if err := c.setupEvents(cfg, scheme); err != nil {
 		return nil, err
@@ -189,28 +186,14 @@ func (c *Controller) setupEvents(cfg *rest.Config, scheme *runtime.Scheme) error
 	return nil
 }
 
-// buildReconciler connects a Reconciler to the cluster cfg points at; c may
-// be a cached client, reader must read from the API server.
-func buildReconciler(cfg *rest.Config, c client.Client, reader client.Reader, opts Options) (*Reconciler, error) {
-	local, err := newTarget(cfg)
-	if err != nil {
-		return nil, err
-	}
-	repos, engine := newEngine(opts, opts.Mirrors)
-	ts := newTargets(cfg, local, cluster.Registry{Reader: c, Namespace: opts.Namespace})
-	rec := newReconciler(c, reader, ts, repos, opts)
-	rec.engine = engine
-	return rec, nil
-}
-
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}))
 	defer c.broadcaster.Shutdown()
 	c.rec.setBase(ctx)
-	c.rec.targets.start(ctx, c.rec.onNewInformer)
+	c.rec.targets.Start(ctx, c.rec.onNewInformer)
 	go c.rec.newMemoryTrimmer().run(ctx)
-	if err := c.rec.loadMirrors(ctx); err != nil {
+	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
 		}

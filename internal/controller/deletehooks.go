@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
@@ -64,7 +66,7 @@ var errDeleteHookFailed = errors.New("hook failed")
 // (so a fixed one in Git can run on the next attempt) and reported as an
 // error naming it. A generateName hook is named as a sync names one, with
 // the deletion's time in place of the sync's, so a restart finds it again.
-func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
+func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
 	hooks, err := r.deleteHooks(ctx, tgt, app, s, t)
 	if err != nil {
 		return false, err
@@ -72,12 +74,12 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *target, app *v1alp
 	done, created := true, 0
 	var failed []string
 	for _, h := range hooks {
-		live, err := tgt.kube.GetOptional(ctx, kube.RefOf(h))
+		live, err := tgt.Kube.GetOptional(ctx, kube.RefOf(h))
 		if err != nil {
 			return false, err
 		}
 		if live == nil {
-			if _, err := tgt.kube.Apply(ctx, h, kube.ApplyOptions{Mode: kube.Create}); err != nil && !apierrors.IsAlreadyExists(errors.Unwrap(err)) {
+			if _, err := tgt.Kube.Apply(ctx, h, kube.ApplyOptions{Mode: kube.Create}); err != nil && !apierrors.IsAlreadyExists(errors.Unwrap(err)) {
 				return false, err
 			}
 			created++
@@ -87,7 +89,7 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *target, app *v1alp
 		switch st := s.Assessor.Assess(live); st.Status {
 		case health.Degraded:
 			failed = append(failed, fmt.Sprintf("%s/%s: %s", live.GetNamespace(), live.GetName(), st.Message))
-			if err := tgt.kube.Delete(ctx, kube.RefOf(live), kube.DeleteOptions{}); err != nil {
+			if err := tgt.Kube.Delete(ctx, kube.RefOf(live), kube.DeleteOptions{}); err != nil {
 				logctx.From(ctx).Warn("delete failed hook", "hook", live.GetName(), "err", err)
 			}
 		case health.Healthy, "":
@@ -106,8 +108,8 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *target, app *v1alp
 
 // deleteHooks renders the app and returns its hooks of type t, named and
 // tracked as they are created.
-func (r *Reconciler) deleteHooks(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, t hook.Type) ([]*unstructured.Unstructured, error) {
-	res, err := r.renderApp(ctx, tgt, app, renderOptions{})
+func (r *Reconciler) deleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) ([]*unstructured.Unstructured, error) {
+	res, err := r.comparer.Render(ctx, tgt, app, &s.Settings, compare.RenderOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("render %s hooks: %w", t, err)
 	}
@@ -122,7 +124,7 @@ func (r *Reconciler) deleteHooks(ctx context.Context, tgt *target, app *v1alpha1
 		}
 		out = append(out, o)
 	}
-	out, err = prepareDesired(tgt, app, out, s)
+	out, err = compare.PrepareDesired(tgt, app, out, &s.Settings)
 	if err != nil {
 		return nil, err
 	}
@@ -145,14 +147,14 @@ func deleteHookName(generateName string, revisions []string, t hook.Type, app *v
 // cleanupDeleteHooks deletes the hooks of type t whose delete policy
 // matches their result (HookSucceeded for a Healthy one, HookFailed for a
 // Degraded one) and reports whether none is left to wait for.
-func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
+func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
 	hooks, err := r.deleteHooks(ctx, tgt, app, s, t)
 	if err != nil {
 		return false, err
 	}
 	pending := 0
 	for _, h := range hooks {
-		live, err := tgt.kube.GetOptional(ctx, kube.RefOf(h))
+		live, err := tgt.Kube.GetOptional(ctx, kube.RefOf(h))
 		if err != nil {
 			return false, err
 		}
@@ -163,7 +165,7 @@ func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, tgt *target, app *v
 		if live.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := tgt.kube.Delete(ctx, kube.RefOf(live), kube.DeleteOptions{}); err != nil {
+		if err := tgt.Kube.Delete(ctx, kube.RefOf(live), kube.DeleteOptions{}); err != nil {
 			return false, err
 		}
 	}

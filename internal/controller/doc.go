@@ -7,8 +7,10 @@
 // its resources finalizer asks for it.
 //
 // Reconcile does bookkeeping (get, finalizer, project, dependencies, refresh
-// decision, deferred status patch); comparing (compare.go, predict.go,
-// render.go) and syncing (runner.go, operation.go) live in their own files.
+// decision, deferred status patch); comparing is internal/compare's (the
+// controller keeps one Comparer, and writes its result into the status in
+// status.go), destinations are internal/destination's, and syncing
+// (runner.go, operation.go) lives in its own files.
 // A sync runs outside the reconcile worker, in a runner per app, and saves
 // in status.operationState what a new controller (after a crash, or a new
 // leader) needs to resume it where the old one stopped: every hook it
@@ -34,25 +36,16 @@
 // app waits. Events go out through client-go's correlator, in the
 // background: recording never delays a sync.
 //
-// Comparison options (compare.go): argocd.argoproj.io/compare-options on an
-// Application with ServerSideDiff=false predicts applies client-side (a
-// three-way merge, no dry run); on a live object no longer in Git,
-// IgnoreExtraneous keeps it from making its app OutOfSync. Fields Argo CD
-// honours that wavecd does not implement (render.UnsupportedFields) set an
-// UnsupportedFieldWarning condition. Plugins come from Options.PluginsDir,
-// kustomize build options from argocd-cm (settings.go).
+// Fields Argo CD honours that wavecd does not implement
+// (render.UnsupportedFields) set an UnsupportedFieldWarning condition.
+// Plugins come from Options.PluginsDir, kustomize build options from
+// argocd-cm (settings.go).
 //
-// Destinations (targets.go): an app's destination.server or
-// destination.name resolves through the registered clusters
-// (internal/cluster, the cluster Secrets of the controller's namespace). The
-// in-cluster destination is the local target, built from the controller's
-// own configuration; every other cluster gets a target of its own on first
-// use (clients, a live cache whose informers watch the kinds apps manage
-// there, dry-run predictions, the server version Helm sees), dropped when
-// its Secret goes or its credentials change. A destination that names no
+// Destinations (internal/destination): a destination that names no
 // registered cluster is an InvalidSpecError; the project's destination
 // rules see the resolved server and name; an app whose cluster is gone is
-// deleted without its objects, as in Argo CD.
+// deleted without its objects, as in Argo CD. A change to a cluster Secret
+// drops its target and reconciles the apps that name it (targets.go).
 //
 // Sync windows (windows.go, rules in internal/syncwindow): before an
 // automated sync is requested, and before a manual one starts, the
@@ -60,12 +53,10 @@
 // condition saying until when, and the app is requeued for that instant.
 //
 // A running sync whose wave is stalled (see internal/sync) carries the
-// SyncStalled condition with the operation's message; stall.go tells the
-// sync engine where the node provisioners are: apps whose objects include
-// Karpenter's NodePool or that are annotated wavecd.io/node-provisioner:
-// "true", child Applications a parent has not created yet included (their
-// manifests are rendered), with their parent and wave. The stall timeout is
-// argocd-cm's wavecd.stall.timeout, or Options.StallTimeout.
+// SyncStalled condition with the operation's message (stall.go); the sync
+// engine learns where the node provisioners are from internal/provisioner.
+// The stall timeout is argocd-cm's wavecd.stall.timeout, or
+// Options.StallTimeout.
 //
 // Deleting an app runs, as Argo CD does, one step per finalizer
 // (finalize.go, deletehooks.go): its PreDelete hooks from Git (once each;
@@ -82,10 +73,9 @@
 // The controller gives internal/server what it needs: Refresher (in memory
 // on the leader, the refresh annotation elsewhere), Lister, Ready, and
 // Options.Metrics, which the reconciler updates (reconciles, syncs, app
-// state, Git fetches). Diff runs a refresh's comparison once, outside any
-// controller, for `wavecd app diff`.
+// state, Git fetches).
 //
-// What the package does not own: rendering (internal/render), ordering and
-// applying (internal/sync), health rules (internal/health), HTTP endpoints
-// (internal/server).
+// What the package does not own: comparing (internal/compare), rendering
+// (internal/render), ordering and applying (internal/sync), health rules
+// (internal/health), HTTP endpoints (internal/server).
 package controller

@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -38,8 +40,8 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 	if !slices.ContainsFunc(app.Finalizers, isOwnFinalizer) {
 		return reconcile.Result{}, nil
 	}
-	_, tgt, err := r.targets.resolve(ctx, app)
-	if isDestinationError(err) {
+	_, tgt, err := r.targets.Resolve(ctx, app)
+	if destination.IsError(err) {
 		// As Argo CD: objects in a cluster that is no longer registered
 		// cannot be deleted; the app goes without them.
 		logctx.From(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
@@ -67,7 +69,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 }
 
 // deleteStages lists the steps of app's deletion in the order they run.
-func (r *Reconciler) deleteStages(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings) []deleteStage {
+func (r *Reconciler) deleteStages(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings) []deleteStage {
 	stages := []deleteStage{{FinalizerPreDelete, func() (bool, error) { return r.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
 	for _, f := range []string{FinalizerResources, FinalizerResourcesForeground, FinalizerResourcesBackground} {
 		policy := metav1.DeletePropagationForeground
@@ -85,8 +87,8 @@ func (r *Reconciler) deleteStages(ctx context.Context, tgt *target, app *v1alpha
 
 // deleteObjects deletes the app's tracked objects with policy and reports
 // whether they are all gone.
-func (r *Reconciler) deleteObjects(ctx context.Context, tgt *target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
-	live, err := tgt.kube.ListTracked(ctx, trackingOf(s, app.Name), kube.ListOptions{Kinds: kindsOf(nil, app.Status.Resources)})
+func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
+	live, err := tgt.Kube.ListTracked(ctx, s.TrackingOf(app.Name), kube.ListOptions{Kinds: compare.KindsOf(nil, app.Status.Resources)})
 	if err != nil {
 		return false, err
 	}
@@ -94,7 +96,7 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *target, app *v1alph
 		if o.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := tgt.kube.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
+		if err := tgt.Kube.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
 			return false, err
 		}
 	}

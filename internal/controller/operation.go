@@ -14,7 +14,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
-	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -97,7 +97,7 @@ type opRequest struct {
 	app      *v1alpha1.Application
 	proj     *v1alpha1.AppProject
 	dest     *cluster.Cluster
-	target   *target
+	target   *destination.Target
 	settings *Settings
 	// unwritten is app as last written, when a refresh changed its status
 	// since: the status is written with the next patch of app.
@@ -316,10 +316,6 @@ func microTime(t time.Time) *metav1.MicroTime {
 	}
 	m := metav1.NewMicroTime(t)
 	return &m
-}
-
-func trackingOf(s *Settings, app string) kube.Tracking {
-	return kube.Tracking{Method: s.Tracking, AppName: app, InstallationID: s.InstallationID}
 }
 
 func metaNow(t time.Time) metav1.Time { return metav1.NewTime(t) }

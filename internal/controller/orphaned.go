@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
@@ -42,8 +43,8 @@ func orphanedWarning(ctx context.Context, cluster *kube.Cluster, app *v1alpha1.A
 
 // checkOrphans sets or clears the app's OrphanedResourceWarning. A listing
 // that fails leaves the condition as it was.
-func (r *Reconciler) checkOrphans(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, now time.Time) {
-	msg, err := orphanedWarning(ctx, tgt.kube, app, proj, r.installationID())
+func (r *Reconciler) checkOrphans(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, now time.Time) {
+	msg, err := orphanedWarning(ctx, tgt.Kube, app, proj, r.installationID())
 	switch {
 	case err != nil:
 		logctx.From(ctx).Warn("look for orphaned resources", "err", err)

@@ -13,16 +13,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
-	"github.com/wavecd/wavecd/internal/render"
-	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/provisioner"
 )
 
 // AnnotationRefresh asks for a refresh: "normal" or "hard".
@@ -33,47 +33,51 @@ type Reconciler struct {
 	client    client.Client
 	apiReader client.Reader
 	// targets are the destination clusters, the local one first.
-	targets   *targets
-	repos     *source.Repos
-	engine    *render.Engine
-	opts      Options
-	ctrl      controller.Controller
-	refreshes *refreshSet
-	runners   *runners
-	written   written
-	compared  comparedTimes
-	activity  activity
-	settings  settingsCache
-	now       func() time.Time
-	cache     cache.Cache
-	// credentials are the namespace's repository Secrets.
-	credentials *source.SecretCredentials
-	metrics     metrics
-	events      chan event.GenericEvent
+	targets *destination.Targets
+	// comparer renders apps and compares them with their destinations.
+	comparer *compare.Comparer
+	// provisioners finds the apps that deploy node provisioners, for the
+	// explanation of a stalled sync.
+	provisioners provisioner.Finder
+	opts         Options
+	ctrl         controller.Controller
+	refreshes    *refreshSet
+	runners      *runners
+	written      written
+	compared     comparedTimes
+	activity     activity
+	settings     settingsCache
+	now          func() time.Time
+	metrics      metrics
+	events       chan event.GenericEvent
 	// recorder records Kubernetes Events on Applications; nil records none.
 	recorder record.EventRecorder
 	baseMu   stdsync.Mutex
 	baseCtx  context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
-// newReconciler builds a Reconciler; c may be a cached client, reader
-// must read from the API server.
-func newReconciler(c client.Client, reader client.Reader, targets *targets, repos *source.Repos, opts Options) *Reconciler {
+// newReconciler builds a Reconciler; c is the manager's cached client,
+// reader reads from the API server.
+func newReconciler(c client.Client, reader client.Reader, targets *destination.Targets, opts Options) *Reconciler {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	return &Reconciler{
-		client: c, apiReader: reader, targets: targets, repos: repos,
-		engine:      render.NewEngine(render.EngineOptions{Repos: repos}),
-		opts:        opts,
-		metrics:     metrics{m: opts.Metrics},
-		refreshes:   &refreshSet{marks: map[string]bool{}},
-		runners:     &runners{running: map[string]runner{}},
-		events:      make(chan event.GenericEvent, 256),
-		now:         now,
-		credentials: &source.SecretCredentials{Reader: reader, Namespace: opts.Namespace, Now: now},
+	r := &Reconciler{
+		client: c, apiReader: reader, targets: targets,
+		opts:      opts,
+		metrics:   metrics{m: opts.Metrics},
+		refreshes: &refreshSet{marks: map[string]bool{}},
+		runners:   &runners{running: map[string]runner{}},
+		events:    make(chan event.GenericEvent, 256),
+		now:       now,
 	}
+	r.comparer = compare.New(compare.Options{
+		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
+		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.gitFetched,
+	})
+	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.trackingOwner, Render: r.renderLocal}
+	return r
 }
 
 // Reconcile brings one Application's status up to date and starts or
@@ -117,8 +121,8 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}
-	dest, tgt, err := r.targets.resolve(ctx, app)
-	if isDestinationError(err) {
+	dest, tgt, err := r.targets.Resolve(ctx, app)
+	if destination.IsError(err) {
 		// A cluster Secret that appears later reconciles the app at once.
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}

@@ -27,7 +27,7 @@ type eventsFixture struct {
 }
 
 func TestChangeEvents(t *testing.T) {
-	eachFixture(t, "testdata/events", func(t *testing.T, f *eventsFixture) {
+	testenv.EachFixture(t, "events", func(t *testing.T, f *eventsFixture) {
 		got := changeEvents(&f.Base, &f.App)
 		if diff := cmp.Diff(f.Want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)

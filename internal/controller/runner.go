@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -72,7 +74,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	res, err := r.renderApp(ctx, tgt, operationTarget(app, op), renderOptions{})
+	res, err := r.comparer.Render(ctx, tgt, compare.OperationTarget(app, op), &s.Settings, compare.RenderOptions{})
 	if err != nil {
 		return out, fmt.Errorf("render: %w", err)
 	}
@@ -81,14 +83,14 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 		revision = res.Revisions[0]
 	}
 	out.revision = revision
-	desired, err := prepareDesired(tgt, app, res.Objects, s)
+	desired, err := compare.PrepareDesired(tgt, app, res.Objects, &s.Settings)
 	if err != nil {
 		return out, err
 	}
 	if err := checkObjects(tgt, req.proj, desired); err != nil {
 		return out, err
 	}
-	live, err := r.listLive(ctx, tgt, app, trackingOf(s, app.Name), kindsOf(desired, app.Status.Resources))
+	live, err := r.comparer.Live(ctx, tgt, app, s.TrackingOf(app.Name), compare.KindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return out, err
 	}
@@ -105,12 +107,12 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	if err != nil {
 		return out, err
 	}
-	exec, err := wsync.NewExecutor(tgt.kube, plan, opts)
+	exec, err := wsync.NewExecutor(tgt.Kube, plan, opts)
 	if err != nil {
 		return out, err
 	}
 	err = exec.Run(ctx, st)
-	tgt.seedPredictions(plan)
+	seedPredictions(tgt, plan)
 	out.applied = plan.LiveObjects()
 	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
 		return out, fmt.Errorf("waiting for pruning confirmation: %w", err)
@@ -118,7 +120,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	return out, err
 }
 
-func (r *Reconciler) syncOptions(tgt *target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
+func (r *Reconciler) syncOptions(tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings, revision string) (wsync.Options, error) {
 	list := append(v1alpha1.SyncOptions{}, op.SyncOptions...)
 	if app.Spec.SyncPolicy != nil {
 		list = append(append(v1alpha1.SyncOptions{}, app.Spec.SyncPolicy.SyncOptions...), op.SyncOptions...)
@@ -133,10 +135,23 @@ func (r *Reconciler) syncOptions(tgt *target, app *v1alpha1.Application, op *v1a
 		InstallationID: s.InstallationID,
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
-		Health:    s.Assessor, WaveDelay: s.WaveDelay, IgnoreDifferences: ignoreRules(app.Spec.IgnoreDifferences),
-		Scope: tgt.kube, DryRuns: &tgt.predictions,
-		StallTimeout: s.StallTimeout, NodeProvisioners: r.nodeProvisioners,
+		Health:    s.Assessor, WaveDelay: s.WaveDelay, IgnoreDifferences: compare.IgnoreRules(app.Spec.IgnoreDifferences),
+		Scope: tgt.Kube, DryRuns: tgt.Predictions(),
+		StallTimeout: s.StallTimeout, NodeProvisioners: r.provisioners.Find,
 	}, nil
+}
+
+// seedPredictions records what a sync's applies returned as the
+// predictions for those objects: the refresh that follows the sync needs
+// no dry run for them. Only objects the sync wrote count: one it never
+// reached (a hook failed first) still differs from Git.
+func seedPredictions(tgt *destination.Target, plan *wsync.Plan) {
+	for _, task := range plan.Tasks {
+		if task.Type != wsync.TaskApply || !task.Applied || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
+			continue
+		}
+		tgt.Seed(task.Object, task.Live, task.Settings.Mode)
+	}
 }
 
 func isAutomatedOp(app *v1alpha1.Application) bool {
@@ -144,9 +159,9 @@ func isAutomatedOp(app *v1alpha1.Application) bool {
 }
 
 // checkObjects applies the project's resource lists before anything is applied.
-func checkObjects(tgt *target, proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
+func checkObjects(tgt *destination.Target, proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
 	for _, o := range desired {
-		namespaced, err := tgt.kube.IsNamespaced(o.GroupVersionKind().GroupKind())
+		namespaced, err := tgt.Kube.IsNamespaced(o.GroupVersionKind().GroupKind())
 		if err != nil {
 			namespaced = o.GetNamespace() != ""
 		}
@@ -277,7 +292,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState
 		if snapshot.Phase == v1alpha1.OperationSucceeded && !snapshot.Operation.Sync.DryRun {
 			addHistory(a, snapshot, out.revision)
 		}
-		if err := r.compareInto(ctx, req.target, a, req.proj, req.settings, compareOptions{applied: out.applied}); err == nil {
+		if err := r.compareInto(ctx, req.target, a, req.proj, req.settings, compare.CompareOptions{Applied: out.applied}); err == nil {
 			r.compared.set(a.Name, a.Status.ReconciledAt.Time)
 		}
 	})

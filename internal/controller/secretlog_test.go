@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -77,7 +78,7 @@ func TestCWE532SecretsNotLogged(t *testing.T) {
 	})
 	// The API server's managed-resources diff, which logs as the
 	// controller does.
-	diffs, err := Diff(ctx, h.env.Config, h.app("broken"), DiffOptions{CacheDir: t.TempDir()})
+	diffs, err := compare.NewDiffer(h.env.Config, compare.DifferOptions{CacheDir: t.TempDir()}).Diff(ctx, h.app("broken"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestCWE532SecretsNotLogged(t *testing.T) {
 	}
 	for _, d := range diffs {
 		if strings.Contains(d.Text, "s3cr3t") {
-			t.Errorf("the diff of %s/%s holds a value:\n%s", d.Kind, d.Name, d.Text)
+			t.Errorf("the diff of %s/%s holds a value:\n%s", d.GVK.Kind, d.Name, d.Text)
 		}
 	}
 }

@@ -5,31 +5,32 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wavecd/wavecd/internal/health"
-	"github.com/wavecd/wavecd/internal/kube"
-	"github.com/wavecd/wavecd/internal/render"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
-// Settings ConfigMap and keys wavecd reads, Argo CD's where they exist.
+// SettingsConfigMap is Argo CD's settings ConfigMap, in the controller's
+// namespace.
+const SettingsConfigMap = compare.SettingsConfigMap
+
+// argocd-cm keys the controller reads, Argo CD's where they exist; those
+// of a comparison are compare's.
 const (
-	SettingsConfigMap      = "argocd-cm"
 	keyReconcileTimeout    = "timeout.reconciliation"
-	keyTrackingMethod      = "application.resourceTrackingMethod"
 	keyMirrors             = "wavecd.mirrors"
 	keyWaveDelay           = "wavecd.sync.waveDelay"
-	keyInstallationID      = "installationID"
 	keyStallTimeout        = "wavecd.stall.timeout"
 	defaultReconcileTimout = 120 * time.Second
 )
 
 // Settings is what the controller reads from argocd-cm.
 type Settings struct {
-	// Data is the ConfigMap's data, for the health Assessor.
+	// Settings are those of a comparison: tracking, health, Kustomize and
+	// render limits.
+	compare.Settings
+	// Data is the ConfigMap's data.
 	Data             map[string]string
 	ReconcileTimeout time.Duration
-	Tracking         kube.TrackingMethod
-	InstallationID   string
 	Mirrors          source.Mirrors
 	// WaveDelay is an extra pause between waves (0: advance on the event;
 	// "2s" gives Argo CD's behaviour).
@@ -38,16 +39,10 @@ type Settings struct {
 	// it is examined as a stall (wavecd.stall.timeout; the controller
 	// option wins; 2m by default).
 	StallTimeout time.Duration
-	Assessor     *health.Assessor
-	// Kustomize are kustomize.buildOptions and its per-version keys.
-	Kustomize render.KustomizeSettings
-	// Limits bound what a render reads and produces.
-	Limits render.Limits
 }
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
-	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, Tracking: kube.TrackingAnnotation, Mirrors: source.Mirrors{},
-		Kustomize: render.KustomizeSettingsFrom(data)}
+	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, Mirrors: source.Mirrors{}}
 	if v := strings.TrimSpace(data[keyReconcileTimeout]); v != "" {
 		d, err := parseDuration(v)
 		if err != nil {
@@ -65,24 +60,13 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 	if err := s.parseStallTimeout(data, opts); err != nil {
 		return nil, err
 	}
-	limits, err := render.ParseLimits(data)
+	cs, err := compare.ParseSettings(data, compare.SettingsOptions{
+		ArgoParity: opts.ArgoParity, HealthLibraryDir: opts.HealthLibraryDir, InstallationID: opts.InstallationID,
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.Limits = limits
-	switch m := strings.TrimSpace(data[keyTrackingMethod]); m {
-	case "", "annotation":
-	case "label":
-		s.Tracking = kube.TrackingLabel
-	case "annotation+label":
-		s.Tracking = kube.TrackingAnnotationAndLabel
-	default:
-		return nil, fmt.Errorf("argocd-cm key %s: unknown tracking method %q (annotation, label or annotation+label)", keyTrackingMethod, m)
-	}
-	s.InstallationID = strings.TrimSpace(data[keyInstallationID])
-	if opts.InstallationID != "" {
-		s.InstallationID = opts.InstallationID
-	}
+	s.Settings = cs
 	if v := data[keyMirrors]; v != "" {
 		m, err := source.ParseMirrorsConfig(v)
 		if err != nil {
@@ -93,11 +77,6 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 	for url, path := range opts.Mirrors {
 		s.Mirrors.Add(url, path)
 	}
-	assessor, err := health.New(health.Options{Settings: data, ArgoParity: opts.ArgoParity, LibraryDir: opts.HealthLibraryDir})
-	if err != nil {
-		return nil, fmt.Errorf("health settings in argocd-cm: %w", err)
-	}
-	s.Assessor = assessor
 	return s, nil
 }
 

@@ -3,30 +3,26 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sort"
+	"reflect"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/diff"
-	"github.com/wavecd/wavecd/internal/health"
-	"github.com/wavecd/wavecd/internal/hook"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/render"
 )
-
-var applicationGK = schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind}
 
 // refresh compares the app and puts the result into its status. It
 // returns the app as it was before, for the caller to write the change
 // with whatever else it decides (an automated sync's operation) in one
 // patch. A failed comparison keeps the last known resources and sets
 // ComparisonError.
-func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) (*v1alpha1.Application, error) {
+func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) (*v1alpha1.Application, error) {
 	base := app.DeepCopy()
 	delete(app.Annotations, AnnotationRefresh)
 	if len(base.Annotations) != len(app.Annotations) {
@@ -35,7 +31,7 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.App
 		}
 		base = app.DeepCopy()
 	}
-	if err := r.compareInto(ctx, tgt, app, proj, s, compareOptions{render: renderOptions{fresh: kind == hardRefresh}}); err != nil {
+	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: compare.RenderOptions{Fresh: kind == hardRefresh}}); err != nil {
 		return nil, err
 	}
 	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
@@ -46,8 +42,8 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *target, app *v1alpha1.App
 // compareInto compares the app and puts the result into its status. Only
 // the controller stopping is an error: a failed comparison is the
 // ComparisonError condition.
-func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, co compareOptions) error {
-	cmp, err := r.compare(ctx, tgt, app, s, co)
+func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, co compare.CompareOptions) error {
+	cmp, err := r.comparer.Compare(ctx, tgt, app, &s.Settings, co)
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened
 	}
@@ -65,8 +61,8 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *target, app *v1alpha1
 		logctx.From(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
 	} else {
 		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
-		if len(cmp.warnings) > 0 {
-			setCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning, strings.Join(cmp.warnings, "; "), now)
+		if len(cmp.Warnings) > 0 {
+			setCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning, strings.Join(cmp.Warnings, "; "), now)
 		} else {
 			clearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
 		}
@@ -105,125 +101,36 @@ func (r *Reconciler) writeRefresh(ctx context.Context, req *opRequest) error {
 	return nil
 }
 
-func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *comparison, now time.Time) {
+func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *compare.Comparison, now time.Time) {
 	if app.DeletionTimestamp == nil {
 		// As Argo CD: the deletion hooks in Git hold the app when it is
 		// deleted, so the finalizers go out with the comparison.
-		app.Finalizers = deleteHookFinalizers(app.Finalizers, cmp.desired)
+		app.Finalizers = deleteHookFinalizers(app.Finalizers, cmp.Desired)
 	}
 	st := &app.Status
-	st.Resources = cmp.resources
-	st.Sync.Status = cmp.sync
+	st.Resources = cmp.Resources
+	st.Sync.Status = cmp.Sync
 	st.Sync.ComparedTo = comparedTo(app)
 	st.Sync.Revisions = nil
-	if len(cmp.revisions) > 0 {
-		st.Sync.Revision = cmp.revisions[0]
+	if len(cmp.Revisions) > 0 {
+		st.Sync.Revision = cmp.Revisions[0]
 	}
 	if app.Spec.HasMultipleSources() {
-		st.Sync.Revision, st.Sync.Revisions = "", cmp.revisions
+		st.Sync.Revision, st.Sync.Revisions = "", cmp.Revisions
 	}
-	code := v1alpha1.HealthStatusCode(cmp.health.Status)
+	code := v1alpha1.HealthStatusCode(cmp.Health.Status)
 	if st.Health.Status != code || st.Health.LastTransitionTime == nil {
 		st.Health.LastTransitionTime = nowPtr(now)
 	}
 	st.Health.Status = code
-	st.Summary.Images = images(cmp.desired)
+	st.Summary.Images = cmp.Images()
 	st.SourceType, st.SourceTypes = "", nil
 	switch {
 	case app.Spec.HasMultipleSources():
-		st.SourceTypes = cmp.sourceTypes
-	case len(cmp.sourceTypes) == 1:
-		st.SourceType = cmp.sourceTypes[0]
+		st.SourceTypes = cmp.SourceTypes
+	case len(cmp.SourceTypes) == 1:
+		st.SourceType = cmp.SourceTypes[0]
 	}
-}
-
-// resourceStatuses builds status.resources and the app's health.
-func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, cmp *comparison, s *Settings) ([]v1alpha1.ResourceStatus, health.AppHealth) {
-	liveByKey := map[string]*unstructured.Unstructured{}
-	for _, l := range cmp.live {
-		liveByKey[objKey(l)] = l
-	}
-	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.diffs))
-	hres := make([]health.Resource, 0, len(cmp.diffs))
-	cmp.sync = v1alpha1.SyncStatusCodeSynced
-	for _, d := range cmp.diffs {
-		gk := d.GVK.GroupKind()
-		live := liveByKey[refKey(gk, d.Namespace, d.Name)]
-		rs := v1alpha1.ResourceStatus{
-			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
-			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(desiredOrLive(cmp, d, live))),
-		}
-		if d.Status == diff.OutOfSync && !(d.Extra && live != nil && hasCompareOption(live.GetAnnotations(), "IgnoreExtraneous")) {
-			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
-		}
-		out = append(out, rs)
-		hres = append(hres, health.Resource{GroupKind: gk, Live: live, JustCreated: gk == applicationGK && live == nil && !d.Extra})
-	}
-	agg := s.Assessor.Aggregate(hres)
-	for i := range out {
-		if st := agg.Resources[i]; st.Status != "" {
-			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}
-		}
-	}
-	out = append(out, hookStatuses(cmp)...)
-	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
-	return out, agg
-}
-
-// hookStatuses lists the app's live hooks as Argo CD does: marked hook,
-// with the wave of the hook in Git of the same name (else the live copy's),
-// and no sync status or health of their own.
-func hookStatuses(cmp *comparison) []v1alpha1.ResourceStatus {
-	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.hooks))
-	for _, l := range cmp.hooks {
-		gvk := l.GroupVersionKind()
-		out = append(out, v1alpha1.ResourceStatus{
-			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: l.GetNamespace(), Name: l.GetName(),
-			Hook: true, SyncWave: int64(hook.Wave(desiredOrLive(cmp, diff.Result{GVK: gvk, Namespace: l.GetNamespace(), Name: l.GetName()}, l))),
-		})
-	}
-	return out
-}
-
-func desiredOrLive(cmp *comparison, d diff.Result, live *unstructured.Unstructured) *unstructured.Unstructured {
-	for _, o := range cmp.desired {
-		if o.GetName() == d.Name && o.GetNamespace() == d.Namespace && o.GroupVersionKind().GroupKind() == d.GVK.GroupKind() {
-			return o
-		}
-	}
-	return live
-}
-
-func resourceLess(a, b v1alpha1.ResourceStatus) bool {
-	if a.SyncWave != b.SyncWave {
-		return a.SyncWave < b.SyncWave
-	}
-	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
-	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
-	return ka < kb
-}
-
-// images lists the container images of the desired workloads.
-func images(objs []*unstructured.Unstructured) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, o := range objs {
-		for _, path := range [][]string{{"spec", "template", "spec"}, {"spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
-			for _, field := range []string{"containers", "initContainers"} {
-				list, _, _ := unstructured.NestedSlice(o.Object, append(path, field)...)
-				for _, c := range list {
-					if m, ok := c.(map[string]any); ok {
-						if img, ok := m["image"].(string); ok && !seen[img] {
-							seen[img] = true
-							out = append(out, img)
-						}
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // onlyTimestamps reports whether app differs from base in nothing but the
@@ -233,3 +140,27 @@ func onlyTimestamps(app, base *v1alpha1.Application) bool {
 	a.Status.ReconciledAt, a.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
 	return equality.Semantic.DeepEqual(a, base)
 }
+
+// sameSpec reports whether the last comparison used the app's current spec.
+func sameSpec(c v1alpha1.ComparedTo, app *v1alpha1.Application) bool {
+	src := v1alpha1.ApplicationSource{}
+	if app.Spec.Source != nil {
+		src = *app.Spec.Source
+	}
+	return reflect.DeepEqual(c.Source, src) && reflect.DeepEqual(c.Sources, app.Spec.Sources) &&
+		c.Destination == app.Spec.Destination && reflect.DeepEqual(c.IgnoreDifferences, app.Spec.IgnoreDifferences)
+}
+
+func comparedTo(app *v1alpha1.Application) v1alpha1.ComparedTo {
+	c := v1alpha1.ComparedTo{Destination: app.Spec.Destination, Sources: app.Spec.Sources, IgnoreDifferences: app.Spec.IgnoreDifferences}
+	if app.Spec.Source != nil {
+		c.Source = *app.Spec.Source
+	}
+	return c
+}
+
+func nowPtr(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
+
+// AnnotationCompareOptions holds an app's or an object's comparison
+// options (see internal/compare).
+const AnnotationCompareOptions = compare.AnnotationCompareOptions

@@ -113,3 +113,19 @@ func (t Tracking) Owner(obj *unstructured.Unstructured) string {
 func (t Tracking) Tracks(obj *unstructured.Unstructured) bool {
 	return t.AppName != "" && t.Owner(obj) == t.AppName
 }
+
+// NamedApp returns the app of installation installationID that an
+// object's tracking names, read as loosely as routing an event needs: the
+// app part of the tracking annotation (before its first colon) or,
+// failing that, the instance label; "" for another installation's object.
+// Tracks decides whether the object really is the app's.
+func NamedApp(installationID string, annotations, labels map[string]string) string {
+	if annotations[AnnotationInstallationID] != installationID {
+		return ""
+	}
+	if id := annotations[AnnotationTrackingID]; id != "" {
+		app, _, _ := strings.Cut(id, ":")
+		return app
+	}
+	return labels[LabelInstance]
+}

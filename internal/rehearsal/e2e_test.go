@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -269,7 +269,7 @@ func (e *rehearsalEnv) diffBesideTheRehearsal(name string) {
 	if err := e.client().Get(e.t.Context(), client.ObjectKey{Namespace: Namespace, Name: name}, app); err != nil {
 		e.t.Fatal(err)
 	}
-	diffs, err := controller.Diff(e.t.Context(), cfg, app, controller.DiffOptions{CacheDir: e.t.TempDir()})
+	diffs, err := compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: e.t.TempDir()}).Diff(e.t.Context(), app)
 	if err != nil {
 		e.t.Fatalf("app diff %s beside the rehearsal: %v", name, err)
 	}

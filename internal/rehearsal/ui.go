@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/auth"
-	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/server"
 )
 
@@ -21,7 +21,7 @@ import (
 func (u *Up) serveUI(ctx context.Context, s *session, fatal chan<- error) (url, password string, err error) {
 	srv, err := server.NewAPIServer(ctx, s.cfg, server.APIServerOptions{
 		Addr: u.UI, Namespace: Namespace, Insecure: true,
-		Differ: controller.Differ(s.cfg, controller.DiffOptions{Mirrors: s.mirrors, CacheDir: filepath.Join(s.ws.Cache(), "server")}),
+		Differ: compare.NewDiffer(s.cfg, compare.DifferOptions{Mirrors: s.mirrors, CacheDir: filepath.Join(s.ws.Cache(), "server")}),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("web UI: %w", err)

@@ -12,44 +12,23 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/auth"
+	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/rbac"
 )
 
 // TokenCookie is the session cookie, as in Argo CD.
 const TokenCookie = "argocd.token"
 
-// ResourceDiff is one managed object whose live state differs from the
-// desired one.
-type ResourceDiff struct {
-	Group, Kind, Namespace, Name string
-	// Missing: desired but not live. Extra: live but no longer desired.
-	Missing, Extra bool
-	// Text is a unified diff from live to desired, or why the comparison
-	// of this object failed. Secret values must be masked.
-	Text string
-	// Live and Predicted are the normalized objects compared, nil when
-	// absent. Secret values must be masked.
-	Live, Predicted *unstructured.Unstructured
-}
-
-// Differ compares an app's desired state with the cluster. The controller
-// package provides one (controller.Diff); the server cannot import it.
+// Differ compares an app's desired state with the cluster and returns
+// the objects that differ, with Secret values masked in Text, Live and
+// Predicted; internal/compare provides one (compare.Differ).
 type Differ interface {
-	Diff(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error)
-}
-
-// DifferFunc adapts a function to Differ.
-type DifferFunc func(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error)
-
-// Diff calls f.
-func (f DifferFunc) Diff(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error) {
-	return f(ctx, app)
+	Diff(ctx context.Context, app *v1alpha1.Application) ([]diff.Result, error)
 }
 
 // APIOptions configure the API and the web UI.

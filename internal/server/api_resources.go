@@ -88,16 +88,16 @@ type diffKey struct{ group, kind, namespace, name string }
 // Differ's results for the objects that differ, the live object (which is
 // then also the desired one) for the others.
 func (a *API) managedResources(ctx context.Context, app *v1alpha1.Application) ([]managedResource, error) {
-	var diffs []ResourceDiff
+	var diffs []diff.Result
 	if a.opts.Differ != nil {
 		var err error
 		if diffs, err = a.opts.Differ.Diff(ctx, app); err != nil {
 			return nil, fmt.Errorf("compare application %q with the cluster: %w", app.Name, err)
 		}
 	}
-	byKey := map[diffKey]ResourceDiff{}
+	byKey := map[diffKey]diff.Result{}
 	for _, d := range diffs {
-		byKey[diffKey{d.Group, d.Kind, d.Namespace, d.Name}] = d
+		byKey[diffKey{d.GVK.Group, d.GVK.Kind, d.Namespace, d.Name}] = d
 	}
 	out := make([]managedResource, 0, len(app.Status.Resources))
 	for _, r := range app.Status.Resources {
@@ -116,8 +116,8 @@ func (a *API) managedResources(ctx context.Context, app *v1alpha1.Application) (
 		out = append(out, m.encode())
 	}
 	for _, d := range diffs { // objects the status does not list yet
-		if _, ok := byKey[diffKey{d.Group, d.Kind, d.Namespace, d.Name}]; ok {
-			m := managedResource{Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Modified: true, Diff: d.Text, live: d.Live, predicted: d.Predicted}
+		if _, ok := byKey[diffKey{d.GVK.Group, d.GVK.Kind, d.Namespace, d.Name}]; ok {
+			m := managedResource{Group: d.GVK.Group, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name, Modified: true, Diff: d.Text, live: d.Live, predicted: d.Predicted}
 			out = append(out, m.encode())
 		}
 	}

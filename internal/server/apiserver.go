@@ -25,7 +25,7 @@ type APIServerOptions struct {
 	Insecure bool
 	// SessionTTL is the lifetime of session tokens (default 24h).
 	SessionTTL time.Duration
-	// Differ computes diffs (controller.Differ); nil leaves them empty.
+	// Differ computes diffs (compare.Differ); nil leaves them empty.
 	Differ Differ
 	// Limiter throttles failed logins (default: 5 failures, then back off).
 	Limiter *auth.Limiter

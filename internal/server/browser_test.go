@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -196,7 +197,7 @@ func TestBrowserDriftAndSync(t *testing.T) {
 	ns := env.Namespace(t)
 	h := newAPIHarness(t, harnessOptions{
 		namespace: ns,
-		differ:    controller.Differ(env.Config, controller.DiffOptions{CacheDir: t.TempDir()}),
+		differ:    compare.NewDiffer(env.Config, compare.DifferOptions{CacheDir: t.TempDir()}),
 	})
 	startController(t, ns)
 	repo := gitRepoFrom(t, map[string]string{

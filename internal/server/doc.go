@@ -42,8 +42,7 @@
 // internal/appclient (the same actions as `wavecd app`): a sync or rollback
 // writes the app's operation field and the controller runs it. The
 // resource tree is appclient.ResourceTree. Diffs come from a Differ, which
-// the controller package provides (controller.Differ): this package cannot
-// import it. Secret values are masked in every response (runs of `+`, as
+// internal/compare provides (compare.Differ). Secret values are masked in every response (runs of `+`, as
 // Argo CD shows them) and the last-applied annotation of a Secret is
 // dropped; nothing logs tokens, passwords or request bodies.
 //

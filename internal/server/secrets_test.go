@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -27,7 +27,7 @@ var secretValues = map[string]string{
 // diffs, the resource tree, the app, its events or the server's log.
 func TestCWE200SecretsMaskedEverywhere(t *testing.T) {
 	env := testenv.Get(t)
-	h := newAPIHarness(t, harnessOptions{differ: controller.Differ(env.Config, controller.DiffOptions{CacheDir: t.TempDir()})})
+	h := newAPIHarness(t, harnessOptions{differ: compare.NewDiffer(env.Config, compare.DifferOptions{CacheDir: t.TempDir()})})
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	repo := testenv.NewGitRepo(t, map[string]string{
 		"secrets/creds.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: " + b64(secretValues["data in Git"]) +

@@ -1,10 +1,14 @@
 package testenv
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Fixtures returns the YAML files of a folder under testdata/, by name
@@ -24,4 +28,21 @@ func Fixtures(t testing.TB, dir string) map[string][]byte {
 		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = b
 	}
 	return out
+}
+
+// EachFixture runs check in one subtest per YAML file of a folder under
+// testdata/, in name order, on the file decoded strictly into a new F. A
+// folder without fixtures fails the test.
+func EachFixture[F any](t *testing.T, dir string, check func(t *testing.T, f *F)) {
+	t.Helper()
+	files := Fixtures(t, dir)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		t.Run(name, func(t *testing.T) {
+			f := new(F)
+			if err := yaml.UnmarshalStrict(files[name], f); err != nil {
+				t.Fatalf("testdata/%s/%s.yaml: %v", dir, name, err)
+			}
+			check(t, f)
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package controller
+package destination
 
 import (
 	"context"
@@ -9,31 +9,25 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/kube"
-	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
-// predictor dry-runs an apply in the app's apply mode, so the diff shows
-// what the API server would store (a server-side diff). A prediction is
-// reused while neither the desired object nor the live one (its
-// resourceVersion) changed, so a periodic refresh of an unchanged app
-// costs no dry run.
-func (t *target) predictor(app *v1alpha1.Application, live map[string]*unstructured.Unstructured) diff.Predictor {
-	mode := kube.ClientSideApply
-	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true") {
-		mode = kube.ServerSideApply
-	}
+// Predictor dry-runs an apply of a desired object over live (nil: its
+// creation) in mode, so a diff shows what the API server would store (a
+// server-side diff). A prediction is reused while neither the desired
+// object nor the live one (its resourceVersion) changed, so a periodic
+// refresh of an unchanged app costs no dry run.
+func (t *Target) Predictor(mode kube.ApplyMode, live *unstructured.Unstructured) diff.Predictor {
 	return diff.PredictorFunc(func(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		key := objKey(desired)
-		stamp, ok := predictionStamp(desired, live[key], mode)
+		key := kube.RefOf(desired).String()
+		stamp, ok := predictionStamp(desired, live, mode)
 		if ok {
 			if p, hit := t.predictions.get(key, stamp); hit {
 				return p, nil
 			}
 		}
-		p, err := t.kube.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live[key]})
+		p, err := t.Kube.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live})
 		if err == nil && ok {
 			t.predictions.put(key, stamp, p)
 		}
@@ -41,19 +35,13 @@ func (t *target) predictor(app *v1alpha1.Application, live map[string]*unstructu
 	})
 }
 
-// seedPredictions records what a sync's applies returned as the
-// predictions for those objects: applying the same desired object to what
-// an apply returned changes nothing, so the refresh that follows a sync
-// needs no dry run for them. Only objects the sync wrote count: one it
-// never reached (a hook failed first) still differs from Git.
-func (t *target) seedPredictions(plan *wsync.Plan) {
-	for _, task := range plan.Tasks {
-		if task.Type != wsync.TaskApply || !task.Applied || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
-			continue
-		}
-		if stamp, ok := predictionStamp(task.Object, task.Live, task.Settings.Mode); ok {
-			t.predictions.put(objKey(task.Object), stamp, task.Live)
-		}
+// Seed records what a sync's apply of desired in mode returned (applied)
+// as the prediction for it: applying the same desired object to what an
+// apply returned changes nothing, so the refresh that follows a sync needs
+// no dry run for it.
+func (t *Target) Seed(desired, applied *unstructured.Unstructured, mode kube.ApplyMode) {
+	if stamp, ok := predictionStamp(desired, applied, mode); ok {
+		t.predictions.put(kube.RefOf(desired).String(), stamp, applied)
 	}
 }
 
@@ -99,21 +87,8 @@ func withoutVolatile(obj map[string]any) map[string]any {
 	return out
 }
 
-// Succeeded reports whether a prediction (a successful dry run) exists for
-// these inputs; it makes the prediction cache a sync's wsync.DryRunCache.
-func (c *predictionCache) Succeeded(desired, live *unstructured.Unstructured, mode kube.ApplyMode) bool {
-	stamp, ok := predictionStamp(desired, live, mode)
-	if !ok {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, found := c.m[objKey(desired)]
-	return found && p.stamp == stamp
-}
-
-// predictionCache holds the last prediction of each object.
-type predictionCache struct {
+// Predictions holds the last prediction of each object at a target.
+type Predictions struct {
 	mu stdsync.Mutex
 	m  map[string]prediction
 }
@@ -123,7 +98,20 @@ type prediction struct {
 	obj   *unstructured.Unstructured
 }
 
-func (c *predictionCache) get(key, stamp string) (*unstructured.Unstructured, bool) {
+// Succeeded reports whether a prediction (a successful dry run) exists for
+// these inputs; it makes Predictions a sync's wsync.DryRunCache.
+func (c *Predictions) Succeeded(desired, live *unstructured.Unstructured, mode kube.ApplyMode) bool {
+	stamp, ok := predictionStamp(desired, live, mode)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, found := c.m[kube.RefOf(desired).String()]
+	return found && p.stamp == stamp
+}
+
+func (c *Predictions) get(key, stamp string) (*unstructured.Unstructured, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.m[key]
@@ -133,7 +121,7 @@ func (c *predictionCache) get(key, stamp string) (*unstructured.Unstructured, bo
 	return p.obj.DeepCopy(), true
 }
 
-func (c *predictionCache) put(key, stamp string, obj *unstructured.Unstructured) {
+func (c *Predictions) put(key, stamp string, obj *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {

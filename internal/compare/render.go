@@ -1,4 +1,4 @@
-package controller
+package compare
 
 import (
 	"context"
@@ -7,36 +7,37 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/render"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
-// rendered is what an app's sources render to, and how each is rendered
+// Rendered is what an app's sources render to, and how each is rendered
 // (Helm, Kustomize or Directory, in spec order).
-type rendered struct {
+type Rendered struct {
 	*render.Result
-	types []string
+	SourceTypes []string
 }
 
-// renderOptions say how to render an app.
-type renderOptions struct {
-	// fresh renders again instead of reading the render cache.
-	fresh bool
+// RenderOptions say how to render an app.
+type RenderOptions struct {
+	// Fresh renders again instead of reading the render cache.
+	Fresh bool
 }
 
-// renderApp resolves every Git source of app to a commit, timing the
-// fetch for the metrics, then renders the app at those commits for tgt,
-// the destination whose version Helm sees. app is not changed.
-func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.Application, ro renderOptions) (*rendered, error) {
-	r.refreshCredentials(ctx)
+// Render resolves every Git source of app to a commit, timing the fetch
+// (Options.GitFetched), then renders the app at those commits for tgt, the
+// destination whose version Helm sees. app is not changed.
+func (c *Comparer) Render(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, ro RenderOptions) (*Rendered, error) {
+	c.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
-	for _, src := range sourcesOf(&pinned.Spec) {
+	for _, src := range SourcesOf(&pinned.Spec) {
 		if src.IsHelmRepo() || src.IsOCIArtifact() {
 			continue // resolved by the engine (a chart version, an artifact digest)
 		}
 		start := time.Now()
-		sha, err := r.repos.Resolve(ctx, src.RepoURL, src.TargetRevision)
-		r.metrics.gitFetched(src.RepoURL, time.Since(start), err)
+		sha, err := c.repos.Resolve(ctx, src.RepoURL, src.TargetRevision)
+		c.gitFetched(src.RepoURL, time.Since(start), err)
 		if err != nil {
 			return nil, fmt.Errorf("application %s: %w", app.Name, err)
 		}
@@ -44,20 +45,16 @@ func (r *Reconciler) renderApp(ctx context.Context, tgt *target, app *v1alpha1.A
 			src.TargetRevision = sha
 		}
 	}
-	s, err := r.settings.get(ctx, r.client, r.opts)
+	res, err := c.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.Capabilities(ctx), Fresh: ro.Fresh, Kustomize: s.Kustomize, Limits: s.Limits})
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.capabilities(ctx), Fresh: ro.fresh, Kustomize: s.Kustomize, Limits: s.Limits})
-	if err != nil {
-		return nil, err
-	}
-	return &rendered{Result: res, types: typeNames(res.Types)}, nil
+	return &Rendered{Result: res, SourceTypes: typeNames(res.Types)}, nil
 }
 
-// sourcesOf returns pointers to the spec's sources, so they can be changed
+// SourcesOf returns pointers to the spec's sources, so they can be changed
 // in place.
-func sourcesOf(spec *v1alpha1.ApplicationSpec) []*v1alpha1.ApplicationSource {
+func SourcesOf(spec *v1alpha1.ApplicationSpec) []*v1alpha1.ApplicationSource {
 	if spec.HasMultipleSources() {
 		out := make([]*v1alpha1.ApplicationSource, len(spec.Sources))
 		for i := range spec.Sources {
@@ -80,9 +77,9 @@ func typeNames(types []render.SourceType) []string {
 	return out
 }
 
-// renderLocal renders the folder dir in place of the app's single source,
+// RenderLocal renders the folder dir in place of the app's single source,
 // as `argocd app diff --local` does: dir is the source's path on disk.
-func (r *Reconciler) renderLocal(ctx context.Context, tgt *target, app *v1alpha1.Application, dir string) (*rendered, error) {
+func (c *Comparer) RenderLocal(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, dir string) (*Rendered, error) {
 	if app.Spec.Source == nil {
 		return nil, errors.New("a local folder can replace the source of a single-source application only")
 	}
@@ -90,26 +87,22 @@ func (r *Reconciler) renderLocal(ctx context.Context, tgt *target, app *v1alpha1
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.settings.get(ctx, r.client, r.opts)
-	if err != nil {
-		return nil, err
-	}
 	src := *app.Spec.Source.DeepCopy()
 	src.RepoURL, src.Path, src.Chart, src.TargetRevision = dir, ".", "", ""
-	res, err := r.engine.Render(ctx, &render.Request{
+	res, err := c.engine.Render(ctx, &render.Request{
 		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src, Tree: tree,
-		Capabilities: tgt.capabilities(ctx), Kustomize: s.Kustomize,
+		Capabilities: tgt.Capabilities(ctx), Kustomize: s.Kustomize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", dir, err)
 	}
-	return &rendered{Result: res, types: typeNames(res.Types)}, nil
+	return &Rendered{Result: res, SourceTypes: typeNames(res.Types)}, nil
 }
 
-// operationTarget is the app as a sync operation wants it: a rollback
+// OperationTarget is the app as a sync operation wants it: a rollback
 // names the source and revision of a history entry, a sync may name a
 // revision.
-func operationTarget(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1alpha1.Application {
+func OperationTarget(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1alpha1.Application {
 	target := app.DeepCopy()
 	multi := target.Spec.HasMultipleSources()
 	switch {
@@ -118,7 +111,7 @@ func operationTarget(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1a
 	case !multi && op.Source != nil:
 		target.Spec.Source = op.Source.DeepCopy()
 	}
-	sources := sourcesOf(&target.Spec)
+	sources := SourcesOf(&target.Spec)
 	if multi {
 		for i, rev := range op.Revisions {
 			if rev != "" && i < len(sources) {

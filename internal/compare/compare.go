@@ -1,0 +1,306 @@
+package compare
+
+import (
+	"context"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/hook"
+	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/logctx"
+)
+
+// Comparison is the outcome of one comparison: what Git wants, what runs,
+// how they differ, and the app's status as Argo CD shows it.
+type Comparison struct {
+	// Revisions are the resolved revisions of the app's sources, and
+	// SourceTypes how each rendered, in spec order.
+	Revisions   []string
+	SourceTypes []string
+	Desired     []*unstructured.Unstructured
+	Live        []*unstructured.Unstructured
+	Diffs       []diff.Result
+	// Hooks are the live hooks of the app: listed in its resources, never
+	// compared, never counted in its sync status or health.
+	Hooks     []*unstructured.Unstructured
+	Resources []v1alpha1.ResourceStatus
+	Sync      v1alpha1.SyncStatusCode
+	Health    health.AppHealth
+	Tracking  kube.Tracking
+	// Warnings are what the render skipped on purpose.
+	Warnings []string
+}
+
+// CompareOptions say how to compare an app.
+type CompareOptions struct {
+	Render RenderOptions
+	// Applied are objects as a sync has just written them: newer than the
+	// live cache's copies until its watch catches up.
+	Applied []*unstructured.Unstructured
+}
+
+// Compare renders the app and compares it with its live objects at tgt. A
+// render or Git error is returned as it is: the caller records a condition
+// and leaves every object in place.
+func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, co CompareOptions) (*Comparison, error) {
+	res, err := c.Render(ctx, tgt, app, s, co.Render)
+	if err != nil {
+		return nil, err
+	}
+	cmp, err := c.diffRendered(ctx, tgt, app, res, s, co.Applied...)
+	if err != nil {
+		return nil, err
+	}
+	cmp.Warnings = res.Warnings
+	cmp.Resources, cmp.Health = resourceStatuses(app, cmp, s)
+	return cmp, nil
+}
+
+// diffRendered compares what app rendered to with the live objects its
+// tracking finds, or the copies in applied where those are newer.
+func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, res *Rendered, s *Settings,
+	applied ...*unstructured.Unstructured) (*Comparison, error) {
+	desired, err := PrepareDesired(tgt, app, res.Objects, s)
+	if err != nil {
+		return nil, err
+	}
+	tracking := s.TrackingOf(app.Name)
+	live, err := c.Live(ctx, tgt, app, tracking, KindsOf(desired, app.Status.Resources))
+	if err != nil {
+		return nil, err
+	}
+	live = newest(live, applied, tracking)
+	cmp := &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: live, Tracking: tracking}
+	if err := diffAll(ctx, tgt, app, cmp); err != nil {
+		return nil, err
+	}
+	return cmp, nil
+}
+
+// diffAll compares every desired object with its live counterpart (in
+// parallel: each may need a dry run and a read), and lists live objects
+// that left Git as extra.
+func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, cmp *Comparison) error {
+	liveByKey := map[string]*unstructured.Unstructured{}
+	for _, l := range cmp.Live {
+		liveByKey[objKey(l)] = l
+	}
+	ignore := append(IgnoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...)
+	results := make([]objectDiff, len(cmp.Desired))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(diffConcurrency)
+	desiredKeys := map[string]bool{}
+	for i, d := range cmp.Desired {
+		desiredKeys[objKey(d)] = true
+		if hook.IsHook(d) || hook.IsSkipped(d) {
+			results[i].skip = true
+			continue
+		}
+		live := liveByKey[objKey(d)]
+		g.Go(func() error {
+			results[i] = diffOne(gctx, tgt, app, d, live, cmp.Tracking, ignore)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i, d := range cmp.Desired {
+		if results[i].skip {
+			continue
+		}
+		if results[i].confirmed {
+			liveByKey[objKey(d)] = results[i].live
+		}
+		cmp.Diffs = append(cmp.Diffs, results[i].res)
+	}
+	for _, l := range cmp.Live {
+		if hook.IsHook(l) {
+			cmp.Hooks = append(cmp.Hooks, l)
+			continue
+		}
+		if desiredKeys[objKey(l)] || l.GetOwnerReferences() != nil && isOwnedByTracked(l) {
+			continue
+		}
+		if fresh, changed := confirmLive(ctx, tgt, l, l, cmp.Tracking); changed {
+			liveByKey[objKey(l)] = fresh
+			if fresh == nil {
+				continue
+			}
+		}
+		res, err := diff.Extra(liveByKey[objKey(l)])
+		if err != nil {
+			return err
+		}
+		cmp.Diffs = append(cmp.Diffs, res)
+	}
+	cmp.Live = cmp.Live[:0]
+	for _, l := range liveByKey {
+		if l != nil {
+			cmp.Live = append(cmp.Live, l)
+		}
+	}
+	sortObjects(cmp.Live)
+	return nil
+}
+
+// diffConcurrency bounds the objects of one app compared at once.
+const diffConcurrency = 8
+
+// objectDiff is the comparison of one desired object.
+type objectDiff struct {
+	res  diff.Result
+	skip bool
+	// confirmed says live is the API server's copy, read because the
+	// cached one disagreed with Git.
+	confirmed bool
+	live      *unstructured.Unstructured
+}
+
+// diffOne compares desired with its cached live copy and, when they
+// differ, with the API server's copy.
+func diffOne(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
+	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
+	opts := diff.Options{Ignore: ignore}
+	predictor := predictorFor(tgt, app)
+	if live != nil {
+		// A missing object is shown as Git has it, as Argo CD's diff
+		// does: a dry run of its creation would only add defaults, and
+		// the sync dry-runs it anyway before anything is written.
+		opts.Predictor = predictor(live)
+	}
+	res := compareOne(ctx, desired, live, opts)
+	if res.Status == diff.OutOfSync && (live != nil || !neverSynced(app)) {
+		if fresh, changed := confirmLive(ctx, tgt, desired, live, tracking); changed {
+			opts.Predictor = nil
+			if fresh != nil {
+				opts.Predictor = predictor(fresh)
+			}
+			res = compareOne(ctx, desired, fresh, opts)
+			return logDrift(ctx, objectDiff{res: res, confirmed: true, live: fresh})
+		}
+	}
+	return logDrift(ctx, objectDiff{res: res, live: live})
+}
+
+// predictorFor predicts applies in the app's apply mode at tgt (a
+// server-side diff) or, with the compare option ServerSideDiff=false,
+// without the API server (Argo CD's client-side diff: a three-way merge
+// with the last-applied configuration).
+func predictorFor(tgt *destination.Target, app *v1alpha1.Application) func(live *unstructured.Unstructured) diff.Predictor {
+	if HasCompareOption(app.Annotations, "ServerSideDiff=false") {
+		return func(live *unstructured.Unstructured) diff.Predictor {
+			return diff.PredictorFunc(func(_ context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return kube.PredictClientSide(desired, live)
+			})
+		}
+	}
+	mode := kube.ClientSideApply
+	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true") {
+		mode = kube.ServerSideApply
+	}
+	return func(live *unstructured.Unstructured) diff.Predictor { return tgt.Predictor(mode, live) }
+}
+
+func logDrift(ctx context.Context, d objectDiff) objectDiff {
+	if d.res.Status == diff.OutOfSync {
+		logctx.From(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
+	}
+	return d
+}
+
+// compareOne diffs one desired object with its live copy (nil: missing). A
+// dry run that fails (missing CRD, invalid field) still yields a
+// comparison: the object is out of sync.
+func compareOne(ctx context.Context, desired, live *unstructured.Unstructured, opts diff.Options) diff.Result {
+	res, err := diff.Compare(ctx, desired, live, opts)
+	if err != nil {
+		res = diff.Result{GVK: desired.GroupVersionKind(), Namespace: desired.GetNamespace(), Name: desired.GetName(),
+			Status: diff.OutOfSync, Missing: live == nil, Text: err.Error()}
+	}
+	return res
+}
+
+// neverSynced reports an app no sync has run or been asked for: the
+// controller has written none of its objects, so one missing from the
+// cache is missing (an object someone else creates arrives as an event
+// that refreshes the app again).
+func neverSynced(app *v1alpha1.Application) bool {
+	return app.Operation == nil && app.Status.OperationState == nil && len(app.Status.History) == 0
+}
+
+// confirmLive re-reads from the API server an object whose cached copy
+// disagrees with Git, is missing or is extra, so a cache that has not seen
+// the latest write yet never reports drift. It returns the object as the
+// API server has it (nil when it is gone or not the app's), and whether
+// that differs from cached.
+func confirmLive(ctx context.Context, tgt *destination.Target, obj, cached *unstructured.Unstructured, tracking kube.Tracking) (*unstructured.Unstructured, bool) {
+	if !tgt.Live.Cached(obj.GroupVersionKind().GroupKind()) {
+		return cached, false
+	}
+	fresh, err := tgt.Kube.GetOptional(ctx, kube.RefOf(obj))
+	if err != nil {
+		return cached, false
+	}
+	if fresh != nil && !tracking.Tracks(fresh) {
+		fresh = nil
+	}
+	switch {
+	case fresh == nil && cached == nil:
+		return nil, false
+	case fresh == nil || cached == nil:
+		return fresh, true
+	}
+	return fresh, fresh.GetResourceVersion() != cached.GetResourceVersion()
+}
+
+// isOwnedByTracked reports objects created by a controller (a ReplicaSet
+// of a Deployment) that copied the tracking annotation; they are not the
+// app's own.
+func isOwnedByTracked(o *unstructured.Unstructured) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+// controllerOwnedFields are written by controllers, not by Git: a child
+// Application's requested operation is never drift.
+var controllerOwnedFields = []diff.IgnoreRule{{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind, JSONPointers: []string{"/operation"}}}
+
+// IgnoreRules are the app's ignoreDifferences as the diff reads them.
+func IgnoreRules(in []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
+	out := make([]diff.IgnoreRule, 0, len(in))
+	for _, d := range in {
+		out = append(out, diff.IgnoreRule{
+			Group: d.Group, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace,
+			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers,
+		})
+	}
+	return out
+}
+
+// AnnotationCompareOptions holds an app's or an object's comparison
+// options, comma-separated: ServerSideDiff=false on an Application diffs
+// it client-side, IgnoreExtraneous on a live object keeps it from making
+// its app OutOfSync when it is no longer in Git. IncludeMutationWebhook=true
+// is what wavecd's server-side diff always does: its dry run goes through
+// the mutating webhooks.
+const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
+
+// HasCompareOption reports whether annotations list option among their
+// compare options.
+func HasCompareOption(annotations map[string]string, option string) bool {
+	for item := range strings.SplitSeq(annotations[AnnotationCompareOptions], ",") {
+		if strings.TrimSpace(item) == option {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,120 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/diff"
+	"github.com/wavecd/wavecd/internal/source"
+)
+
+// DifferOptions configure a Differ.
+type DifferOptions struct {
+	// CacheDir holds Git clones (default: a folder in the user cache dir).
+	CacheDir string
+	// Mirrors map repository URLs to local paths (argocd-cm's
+	// wavecd.mirrors are added, as a controller adds them).
+	Mirrors source.Mirrors
+}
+
+// Differ compares apps with the cluster outside any controller, for
+// `wavecd app diff` and the API server's diffs.
+type Differ struct {
+	cfg  *rest.Config
+	opts DifferOptions
+}
+
+// NewDiffer returns a Differ for the cluster cfg points at.
+func NewDiffer(cfg *rest.Config, opts DifferOptions) *Differ {
+	if opts.CacheDir == "" {
+		opts.CacheDir = DefaultCacheDir()
+	}
+	return &Differ{cfg: cfg, opts: opts}
+}
+
+// Diff compares app with the cluster as a refresh does (render, dry-run
+// apply, normalize, ignoreDifferences), using argocd-cm of the app's
+// namespace, and returns the objects that differ, sorted by group, kind,
+// namespace and name, with Secret values masked in Text, Live and
+// Predicted. It writes nothing: the server-side diff dry-runs.
+func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) ([]diff.Result, error) {
+	return d.diff(ctx, app, "")
+}
+
+// DiffLocal is Diff with the folder dir (the source's path on disk)
+// rendered in place of the app's source in Git, as `argocd app diff
+// --local` does; single-source apps only.
+func (d *Differ) DiffLocal(ctx context.Context, app *v1alpha1.Application, dir string) ([]diff.Result, error) {
+	return d.diff(ctx, app, dir)
+}
+
+func (d *Differ) diff(ctx context.Context, app *v1alpha1.Application, local string) ([]diff.Result, error) {
+	scheme, err := v1alpha1.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(d.cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
+	}
+	targets, err := destination.NewTargets(d.cfg, cluster.Registry{Reader: c, Namespace: app.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	cmp := New(Options{Namespace: app.Namespace, CacheDir: d.opts.CacheDir, Mirrors: d.opts.Mirrors, Reader: c})
+	if err := cmp.LoadMirrors(ctx); err != nil {
+		return nil, err
+	}
+	s, err := ReadSettings(ctx, c, app.Namespace, SettingsOptions{})
+	if err != nil {
+		return nil, err
+	}
+	_, tgt, err := targets.Resolve(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	var res *Rendered
+	if local != "" {
+		res, err = cmp.RenderLocal(ctx, tgt, app, &s, local)
+	} else {
+		res, err = cmp.Render(ctx, tgt, app, &s, RenderOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	result, err := cmp.diffRendered(ctx, tgt, app, res, &s)
+	if err != nil {
+		return nil, err
+	}
+	return OutOfSync(result.Diffs), nil
+}
+
+// OutOfSync returns the results that differ, sorted by group, kind,
+// namespace and name, with Secret values masked in Live and Predicted as
+// they are in Text.
+func OutOfSync(results []diff.Result) []diff.Result {
+	var out []diff.Result
+	for _, d := range results {
+		if d.Status != diff.OutOfSync {
+			continue
+		}
+		if diff.IsSecret(d.GVK.GroupKind()) {
+			masks := map[string]string{} // Text is masked already, with masks of its own
+			d.Live, d.Predicted = diff.MaskSecretValues(d.Live, masks), diff.MaskSecretValues(d.Predicted, masks)
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return strings.Join([]string{a.GVK.Group, a.GVK.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.GVK.Group, b.GVK.Kind, b.Namespace, b.Name}, "/")
+	})
+	return out
+}

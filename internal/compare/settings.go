@@ -1,0 +1,109 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/health"
+	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/render"
+)
+
+// SettingsConfigMap is Argo CD's settings ConfigMap, in the namespace of
+// the Applications.
+const SettingsConfigMap = "argocd-cm"
+
+// argocd-cm keys a comparison reads; render and health read their own.
+const (
+	keyTrackingMethod = "application.resourceTrackingMethod"
+	keyInstallationID = "installationID"
+	keyMirrors        = "wavecd.mirrors"
+)
+
+// Settings are what a comparison reads from argocd-cm: how objects are
+// tracked, how health is assessed, how Kustomize builds and how much a
+// render may read.
+type Settings struct {
+	Tracking       kube.TrackingMethod
+	InstallationID string
+	Assessor       *health.Assessor
+	// Kustomize are kustomize.buildOptions and its per-version keys.
+	Kustomize render.KustomizeSettings
+	// Limits bound what a render reads and produces.
+	Limits render.Limits
+}
+
+// SettingsOptions are the controller's options that change Settings.
+type SettingsOptions struct {
+	// ArgoParity turns off what wavecd adds to health: child Application
+	// health and the generic condition check.
+	ArgoParity bool
+	// HealthLibraryDir is a directory of Lua health checks in Argo CD's
+	// layout.
+	HealthLibraryDir string
+	// InstallationID overrides argocd-cm's installationID.
+	InstallationID string
+}
+
+// ParseSettings reads the keys of argocd-cm's data a comparison needs.
+// Errors name the key.
+func ParseSettings(data map[string]string, opts SettingsOptions) (Settings, error) {
+	s := Settings{Tracking: kube.TrackingAnnotation, Kustomize: render.KustomizeSettingsFrom(data)}
+	limits, err := render.ParseLimits(data)
+	if err != nil {
+		return Settings{}, err
+	}
+	s.Limits = limits
+	switch m := strings.TrimSpace(data[keyTrackingMethod]); m {
+	case "", "annotation":
+	case "label":
+		s.Tracking = kube.TrackingLabel
+	case "annotation+label":
+		s.Tracking = kube.TrackingAnnotationAndLabel
+	default:
+		return Settings{}, fmt.Errorf("argocd-cm key %s: unknown tracking method %q (annotation, label or annotation+label)", keyTrackingMethod, m)
+	}
+	s.InstallationID = strings.TrimSpace(data[keyInstallationID])
+	if opts.InstallationID != "" {
+		s.InstallationID = opts.InstallationID
+	}
+	assessor, err := health.New(health.Options{Settings: data, ArgoParity: opts.ArgoParity, LibraryDir: opts.HealthLibraryDir})
+	if err != nil {
+		return Settings{}, fmt.Errorf("health settings in argocd-cm: %w", err)
+	}
+	s.Assessor = assessor
+	return s, nil
+}
+
+// ReadSettings reads argocd-cm of namespace (an absent one is empty) and
+// parses it.
+func ReadSettings(ctx context.Context, reader client.Reader, namespace string, opts SettingsOptions) (Settings, error) {
+	data, err := readSettingsData(ctx, reader, namespace)
+	if err != nil {
+		return Settings{}, err
+	}
+	return ParseSettings(data, opts)
+}
+
+func readSettingsData(ctx context.Context, reader client.Reader, namespace string) (map[string]string, error) {
+	cm := &corev1.ConfigMap{}
+	err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: SettingsConfigMap}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", SettingsConfigMap, err)
+	}
+	return cm.Data, nil
+}
+
+// TrackingOf is how the objects of app are tracked.
+func (s *Settings) TrackingOf(app string) kube.Tracking {
+	return kube.Tracking{Method: s.Tracking, AppName: app, InstallationID: s.InstallationID}
+}
