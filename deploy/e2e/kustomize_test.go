@@ -107,7 +107,7 @@ func applyObjects(t *testing.T, env *testenv.Env, objs []*unstructured.Unstructu
 				crds = append(crds, o.GetName())
 			}
 		}
-		if err := waitEstablished(t.Context(), env, crds, time.Minute); err != nil {
+		if err := env.WaitEstablished(t.Context(), crds, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}

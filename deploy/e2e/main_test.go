@@ -12,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -180,65 +177,10 @@ const chartCRDs = "../helm/wavecd/files/crds"
 // would find them).
 func ensureCRDs(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	crdsOnce.Do(func() { crdsErr = applyCRDs(context.Background(), env) })
+	crdsOnce.Do(func() { crdsErr = env.ApplyCRDs(context.Background(), chartCRDs) })
 	if crdsErr != nil {
 		t.Fatalf("install CRDs: %v", crdsErr)
 	}
-}
-
-func applyCRDs(ctx context.Context, env *testenv.Env) error {
-	paths, err := filepath.Glob(filepath.Join(chartCRDs, "*.yaml"))
-	if err != nil || len(paths) == 0 {
-		return fmt.Errorf("no CRDs in %s: %v", chartCRDs, err)
-	}
-	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	var names []string
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &obj.Object); err != nil {
-			return fmt.Errorf("parse %s: %w", p, err)
-		}
-		if _, err := env.Dynamic.Resource(gvr).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
-			return fmt.Errorf("apply %s: %w", p, err)
-		}
-		names = append(names, obj.GetName())
-	}
-	return waitEstablished(ctx, env, names, time.Minute)
-}
-
-// waitEstablished waits until the API server serves each CRD.
-func waitEstablished(ctx context.Context, env *testenv.Env, names []string, timeout time.Duration) error {
-	client, err := apiextensions.NewForConfig(env.Config)
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(timeout)
-	for _, name := range names {
-		for {
-			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-			if err == nil && established(crd) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("CRD %s not established within %s (%v)", name, timeout, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	return nil
-}
-
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // eventually polls cond every 200ms until it holds or timeout passes.

@@ -5,24 +5,19 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	stdsync "sync"
 	"testing"
 	"time"
 
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/controller"
-	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
-var crdsOnce stdsync.Once
 
 // harness is an ApplicationSet controller (and, when asked, an Application
 // controller) running against the test's namespace.
@@ -43,24 +38,8 @@ type harnessOptions struct {
 func start(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	env := testenv.Get(t)
-	crdsOnce.Do(func() {
-		c, err := apiextensions.NewForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := install.InstallCRDs(context.Background(), c, install.CRDOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	})
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, env: env, ns: env.Namespace(t), c: c}
+	env.InstallCRDs(t)
+	h := &harness{t: t, env: env, ns: env.Namespace(t), c: env.AppClient(t)}
 	sets, err := New(env.Config, Options{Namespace: h.ns, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

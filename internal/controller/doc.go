@@ -7,25 +7,28 @@
 // its resources finalizer asks for it.
 //
 // Reconcile does bookkeeping (get, finalizer, project, dependencies, refresh
-// decision, deferred status patch); comparing is internal/compare's (the
-// controller keeps one Comparer, and writes its result into the status in
-// status.go), destinations are internal/destination's, and syncing
-// (runner.go, operation.go) lives in its own files.
-// A sync runs outside the reconcile worker, in a runner per app, and saves
-// in status.operationState what a new controller (after a crash, or a new
-// leader) needs to resume it where the old one stopped: every hook it
-// created or saw end, at once; its wait explanations in the background
-// (progress.go).
+// decision) into one pending patch of the app (internal/appstatus), which
+// reconcileApp writes once at the end, whatever path the decision took,
+// before it starts the sync runner it asked for. Comparing is
+// internal/compare's (the controller keeps one Comparer, and writes its
+// result into the status in status.go), destinations are
+// internal/destination's, and syncing (runner.go, operation.go) lives in
+// its own files. A sync runs outside the reconcile worker, in a runner per
+// app, and saves in status.operationState, through the same writer, what a
+// new controller (after a crash, or a new leader) needs to resume it where
+// the old one stopped: every hook it created or saw end, at once; its wait
+// explanations in the background (progress.go).
 //
 // Writes are few, because each one costs the API server and every watcher
-// an event: a refresh's status goes out with the automated sync it
-// triggers, in one patch; a sync's end writes its result together with
-// the comparison that follows it, made against the objects as the sync
-// wrote them (the live cache may lag); a refresh nobody asked for that
-// changes nothing but status.reconciledAt is not written while that is
-// under 10 minutes old; an app whose sync runs is compared on events at
-// most every 5 seconds. Once the controller is idle, the heap a burst of
-// work left free goes back to the operating system (memory.go).
+// an event: a reconcile writes once (a refresh's status, the refresh
+// request it answers and the automated sync it triggers go in one patch);
+// a sync's end writes its result together with the comparison that
+// follows it, made against the objects as the sync wrote them (the live
+// cache may lag); a refresh nobody asked for that changes nothing but
+// status.reconciledAt is not written while that is under 10 minutes old;
+// an app whose sync runs is compared on events at most every 5 seconds.
+// Once the controller is idle, the heap a burst of work left free goes
+// back to the operating system (memory.go).
 //
 // Every write that lands also records Kubernetes Events on the app, as Argo
 // CD does (recorder.go): OperationStarted for an automated sync requested

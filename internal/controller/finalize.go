@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +44,8 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		// As Argo CD: objects in a cluster that is no longer registered
 		// cannot be deleted; the app goes without them.
 		logctx.From(ctx).Warn("destination cluster unknown: deleting the app without its objects", "err", err)
-		return reconcile.Result{}, r.removeFinalizers(ctx, app, isOwnFinalizer)
+		app.Finalizers = slices.DeleteFunc(app.Finalizers, isOwnFinalizer)
+		return reconcile.Result{}, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, err
@@ -61,9 +61,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		if !done {
 			return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil
 		}
-		if err := r.removeFinalizers(ctx, app, func(f string) bool { return f == st.finalizer }); err != nil {
-			return reconcile.Result{}, err
-		}
+		app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == st.finalizer })
 	}
 	return reconcile.Result{}, nil
 }
@@ -110,13 +108,4 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target,
 // isOwnFinalizer reports the finalizers this controller works off.
 func isOwnFinalizer(f string) bool {
 	return f == FinalizerResources || f == FinalizerResourcesBackground || f == FinalizerResourcesForeground || isDeleteHookFinalizer(f)
-}
-
-func (r *Reconciler) removeFinalizers(ctx context.Context, app *v1alpha1.Application, drop func(string) bool) error {
-	base := app.DeepCopy()
-	app.Finalizers = slices.DeleteFunc(app.Finalizers, drop)
-	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("remove finalizers of %s: %w", app.Name, err)
-	}
-	return nil
 }

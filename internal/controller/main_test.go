@@ -10,20 +10,16 @@ import (
 	"testing"
 	"time"
 
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
-var crdsOnce stdsync.Once
 
 // harness is one controller running against the test's namespace.
 type harness struct {
@@ -41,21 +37,8 @@ type harness struct {
 func startController(t *testing.T, opts Options) *harness {
 	t.Helper()
 	env := testenv.Get(t)
-	crdsOnce.Do(func() {
-		c, err := apiextensions.NewForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := install.InstallCRDs(context.Background(), c, install.CRDOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	})
-	scheme, _ := v1alpha1.NewScheme()
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, env: env, ns: env.Namespace(t), c: c}
+	env.InstallCRDs(t)
+	h := &harness{t: t, env: env, ns: env.Namespace(t), c: env.AppClient(t)}
 	h.ctrl, h.stop = h.runController(opts)
 	return h
 }

@@ -99,23 +99,17 @@ type opRequest struct {
 	dest     *cluster.Cluster
 	target   *destination.Target
 	settings *Settings
-	// unwritten is app as last written, when a refresh changed its status
-	// since: the status is written with the next patch of app.
-	unwritten *v1alpha1.Application
-	// quiet says the refresh was not asked for (periodic, or an event)
-	// and not this controller's first of the app: one that changed
-	// nothing but the timestamps need not be written.
-	quiet bool
 }
 
-// handleOperation starts or resumes the app's requested operation, or
-// requests an automated sync when the policy calls for one. A sync that a
-// sync window or a dependency holds back is recorded as a wait condition;
-// the returned duration is when a closed sync window opens (0: no wait).
-func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, error) {
+// handleOperation decides on the app's requested operation (to start or
+// resume it), or requests an automated sync when the policy calls for one,
+// in req.app; it reports whether a sync is to run. A sync that a sync
+// window or a dependency holds back is recorded as a wait condition; the
+// returned duration is when a closed sync window opens (0: no wait).
+func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool, error) {
 	app := req.app
 	if r.runners.active(app.Name) {
-		return 0, r.writeRefresh(ctx, &req)
+		return 0, false, nil
 	}
 	// An automated sync this reconcile requests was checked for waits here.
 	checked := false
@@ -125,45 +119,29 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 			if wait > 0 {
 				r.requeueAfter(app, wait)
 			}
-			if err := r.writeRefresh(ctx, &req); err != nil {
-				return 0, err
-			}
-			return 0, r.setWait(ctx, app, "", "")
+			r.setWait(ctx, app, "", "")
+			return 0, false, nil
 		}
 		if wait, msg := r.held(ctx, req, false); msg.typ != "" {
-			if err := r.writeRefresh(ctx, &req); err != nil {
-				return 0, err
-			}
-			return wait, r.setWait(ctx, app, msg.typ, msg.text)
+			r.setWait(ctx, app, msg.typ, msg.text)
+			return wait, false, nil
 		}
 		// The refreshed status and the operation go in one write.
-		base := req.unwritten
-		if base == nil {
-			base = app.DeepCopy()
-		}
-		req.unwritten = nil
 		app.Operation = op
 		clearWaits(&app.Status)
-		if err := r.patchApp(ctx, app, base); err != nil {
-			return 0, fmt.Errorf("request automated sync: %w", err)
-		}
 		logctx.From(ctx).Info("automated sync requested", "revision", op.Sync.Revision)
 		checked = true
-	}
-	if err := r.writeRefresh(ctx, &req); err != nil {
-		return 0, err
 	}
 	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
 		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
 	if !resuming && !checked {
 		if wait, msg := r.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
-			return wait, r.setWait(ctx, app, msg.typ, msg.text)
+			r.setWait(ctx, app, msg.typ, msg.text)
+			return wait, false, nil
 		}
-		if err := r.setWait(ctx, app, "", ""); err != nil {
-			return 0, err
-		}
+		r.setWait(ctx, app, "", "")
 	}
-	return 0, r.startRunner(ctx, req)
+	return 0, true, nil
 }
 
 // startRunner runs the app's operation in a runner of its own.
@@ -178,7 +156,7 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 	// start only what the API server still asks for. A copy at or after
 	// the controller's own last write to the app (the operation it just
 	// requested, say) already includes any runner's end.
-	if !r.written.includesLast(app.Name, app.ResourceVersion) {
+	if !r.status.IncludesLast(app.Name, app.ResourceVersion) {
 		fresh := &v1alpha1.Application{}
 		if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
 			!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
@@ -211,10 +189,8 @@ func (r *Reconciler) held(ctx context.Context, req opRequest, manual bool) (time
 var waitConditions = []string{ConditionSyncWindowWait, v1alpha1.ApplicationConditionDependencyWait}
 
 // setWait records the wait condition typ with message text, dropping the
-// other wait conditions; typ "" drops them all. It writes only when
-// something changes.
-func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) error {
-	base := app.DeepCopy()
+// other wait conditions; typ "" drops them all.
+func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) {
 	for _, c := range waitConditions {
 		if c != typ {
 			clearCondition(&app.Status, c)
@@ -222,17 +198,8 @@ func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ
 	}
 	if typ != "" && (!hasCondition(app, typ) || conditionMessage(app, typ) != text) {
 		setCondition(&app.Status, typ, text, r.now())
-	}
-	if reflect.DeepEqual(base.Status.Conditions, app.Status.Conditions) {
-		return nil
-	}
-	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("write wait condition %q of %s: %w", typ, app.Name, err)
-	}
-	if typ != "" {
 		logctx.From(ctx).Info("sync waits", "condition", typ, "message", text)
 	}
-	return nil
 }
 
 func clearWaits(st *v1alpha1.ApplicationStatus) {
@@ -263,13 +230,7 @@ func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 // saveState writes the operation state; fields other than operationState
 // (and operation when clear is set) are left to the reconciler.
 func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
-	app := &v1alpha1.Application{}
-	if err := r.readApp(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, app); err != nil {
-		return fmt.Errorf("read application %s: %w", name, err)
-	}
-	base := app.DeepCopy()
-	update(app)
-	if err := r.patchApp(ctx, app, base); err != nil {
+	if err := r.status.Update(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, update); err != nil {
 		return fmt.Errorf("write operation state of %s: %w", name, err)
 	}
 	return nil

@@ -132,31 +132,3 @@ func TestProgressWriterDoesNotBlock(t *testing.T) {
 		t.Errorf("saved %q, want only the first message (stop drops the rest)", saved)
 	}
 }
-
-func TestWrittenCovers(t *testing.T) {
-	var w written
-	if !w.covers("web", "5") {
-		t.Error("an app never written is not covered by the cache")
-	}
-	w.set("web", "10")
-	w.set("web", "7") // an older write returning late does not go back
-	for rv, want := range map[string]bool{"9": false, "10": true, "11": true, "x": false} {
-		if got := w.covers("web", rv); got != want {
-			t.Errorf("covers(web, %q) = %v, want %v", rv, got, want)
-		}
-	}
-	if w.includesLast("never", "5") {
-		t.Error("an app never written is known to include the last write")
-	}
-	if !w.includesLast("web", "10") || w.includesLast("web", "9") {
-		t.Error("includesLast disagrees with the last write at version 10")
-	}
-	w.set("odd", "not-a-number")
-	if w.covers("odd", "99999") {
-		t.Error("a version that is not a number is covered")
-	}
-	w.forget("web")
-	if !w.covers("web", "1") {
-		t.Error("a forgotten app is still tracked")
-	}
-}

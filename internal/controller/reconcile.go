@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -39,17 +40,18 @@ type Reconciler struct {
 	// provisioners finds the apps that deploy node provisioners, for the
 	// explanation of a stalled sync.
 	provisioners provisioner.Finder
-	opts         Options
-	ctrl         controller.Controller
-	refreshes    *refreshSet
-	runners      *runners
-	written      written
-	compared     comparedTimes
-	activity     activity
-	settings     settingsCache
-	now          func() time.Time
-	metrics      metrics
-	events       chan event.GenericEvent
+	// status reads and writes the apps: one pending patch per reconcile.
+	status    *appstatus.Writer
+	opts      Options
+	ctrl      controller.Controller
+	refreshes *refreshSet
+	runners   *runners
+	compared  comparedTimes
+	activity  activity
+	settings  settingsCache
+	now       func() time.Time
+	metrics   metrics
+	events    chan event.GenericEvent
 	// recorder records Kubernetes Events on Applications; nil records none.
 	recorder record.EventRecorder
 	baseMu   stdsync.Mutex
@@ -76,6 +78,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
 		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.gitFetched,
 	})
+	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
 	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.trackingOwner, Render: r.renderLocal}
 	return r
 }
@@ -87,12 +90,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ctx = logctx.With(ctx, log)
 	r.activity.add()
 	start := time.Now()
-	// Status patches are merge patches computed against this copy: readApp
+	// Status patches are merge patches computed against this copy: Read
 	// never returns one older than the controller's own last write.
 	app := &v1alpha1.Application{}
-	if err := r.readApp(ctx, req.NamespacedName, app); err != nil {
+	if err := r.status.Read(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.written.forget(req.Name)
+			r.status.Forget(req.Name)
 			r.compared.forget(req.Name)
 			r.runners.stop(req.Name)
 			r.metrics.deleted(req.Namespace, req.Name)
@@ -108,41 +111,62 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
-// reconcileApp is Reconcile for an app that exists.
+// reconcileApp is Reconcile for an app that exists. Everything it decides
+// (conditions, the comparison, an automated sync, the refresh request
+// answered, finalizers removed) goes into one pending patch of the app,
+// written once at the end, whatever path the decision took; then the sync
+// runner it asked for starts, seeing the app as written.
 func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
+	st := r.status.Begin(app)
+	res, run, err := r.decide(ctx, st)
+	if werr := st.Flush(ctx); err == nil && werr != nil {
+		return reconcile.Result{}, werr
+	}
+	if err != nil || run == nil {
+		return res, err
+	}
+	return res, r.startRunner(ctx, *run)
+}
+
+// decide is the reconcile's bookkeeping, in order: settings, deletion,
+// project, destination, spec, refresh, then the operation. It changes the
+// app in st and returns the sync to run, if any.
+func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile.Result, *opRequest, error) {
+	app := st.App()
 	settings, err := r.settings.get(ctx, r.client, r.opts)
 	if err != nil {
-		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{}, nil, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}
 	if app.DeletionTimestamp != nil {
-		return r.finalize(ctx, app, settings)
+		res, err := r.finalize(ctx, app, settings)
+		return res, nil, err
 	}
 	proj, err := getProject(ctx, r.client, app.Namespace, app.Spec.Project)
 	if err != nil {
-		return reconcile.Result{}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{}, nil, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}
 	dest, tgt, err := r.targets.Resolve(ctx, app)
 	if destination.IsError(err) {
 		// A cluster Secret that appears later reconciles the app at once.
-		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil,
+			r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 	}
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, nil, err
 	}
 	if problems := checkSpec(proj, app, dest); len(problems) > 0 {
-		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil,
+			r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 	}
-	if err := r.clearInvalidSpec(ctx, app); err != nil {
-		return reconcile.Result{}, err
-	}
+	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
 	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
-	pause, err := r.refreshIfDue(ctx, &req)
+	pause, err := r.refreshIfDue(ctx, st, &req)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, nil, err
 	}
-	wait, err := r.handleOperation(ctx, req)
+	wait, run, err := r.handleOperation(ctx, req)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, nil, err
 	}
 	next := r.nextRefresh(app, settings)
 	for _, d := range []time.Duration{wait, pause} {
@@ -150,7 +174,10 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 			next = d
 		}
 	}
-	return reconcile.Result{RequeueAfter: next}, nil
+	if !run {
+		return reconcile.Result{RequeueAfter: next}, nil, nil
+	}
+	return reconcile.Result{RequeueAfter: next}, &req, nil
 }
 
 // syncRefreshInterval is how often an app whose sync is running is
@@ -158,11 +185,14 @@ func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application
 // runs, and its end compares it at once.
 const syncRefreshInterval = 5 * time.Second
 
-// refreshIfDue refreshes req.app when that is due, leaving the status for
-// handleOperation to write. An implicit refresh of an app whose sync is
-// running waits until syncRefreshInterval has passed since the sync
-// started and since the last refresh; the returned duration is that wait.
-func (r *Reconciler) refreshIfDue(ctx context.Context, req *opRequest) (time.Duration, error) {
+// refreshIfDue refreshes req.app when that is due, into st. An implicit
+// refresh of an app whose sync is running waits until
+// syncRefreshInterval has passed since the sync started and since the last
+// refresh; the returned duration is that wait. A refresh nobody asked for
+// (periodic, or an event) that is not this controller's first of the app
+// makes st quiet: one that changed nothing but the timestamps is not
+// written while status.reconciledAt is under reconciledAtMaxAge old.
+func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req *opRequest) (time.Duration, error) {
 	app := req.app
 	kind := r.needsRefresh(app, req.settings)
 	if kind == noRefresh {
@@ -176,10 +206,10 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, req *opRequest) (time.Dur
 			return pause, nil
 		}
 	}
-	req.quiet = before && !asked
-	var err error
-	req.unwritten, err = r.refresh(ctx, req.target, app, req.proj, req.settings, kind)
-	return 0, err
+	if before && !asked {
+		st.Quiet(reconciledAtMaxAge, r.now)
+	}
+	return 0, r.refresh(ctx, req.target, app, req.proj, req.settings, kind)
 }
 
 // refreshKind is whether and how an app is compared again.
@@ -260,32 +290,15 @@ func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Du
 	return left + jitter
 }
 
-// setCondition records a condition of the given type, replacing any of
-// that type, and returns nil so the reconcile is not retried hot.
+// setCondition records a condition of the given type in the app's
+// status, replacing any of that type, and returns nil so the reconcile is
+// not retried hot.
 func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) error {
 	if conditionMessage(app, typ) == message && hasCondition(app, typ) {
 		return nil
 	}
-	base := app.DeepCopy()
 	setCondition(&app.Status, typ, message, r.now())
-	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("write condition %s: %w", typ, err)
-	}
 	logctx.From(ctx).Info("condition", "type", typ, "message", message)
-	return nil
-}
-
-// clearInvalidSpec drops an InvalidSpecError once the project (or the
-// spec) permits the app again.
-func (r *Reconciler) clearInvalidSpec(ctx context.Context, app *v1alpha1.Application) error {
-	if !hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
-		return nil
-	}
-	base := app.DeepCopy()
-	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
-	if err := r.patchApp(ctx, app, base); err != nil {
-		return fmt.Errorf("clear condition %s: %w", v1alpha1.ApplicationConditionInvalidSpecError, err)
-	}
 	return nil
 }
 

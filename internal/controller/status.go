@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -17,26 +16,17 @@ import (
 	"github.com/wavecd/wavecd/internal/render"
 )
 
-// refresh compares the app and puts the result into its status. It
-// returns the app as it was before, for the caller to write the change
-// with whatever else it decides (an automated sync's operation) in one
-// patch. A failed comparison keeps the last known resources and sets
-// ComparisonError.
-func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) (*v1alpha1.Application, error) {
-	base := app.DeepCopy()
+// refresh answers a refresh request (the refresh annotation goes) and
+// compares the app, putting the result into its status. A failed
+// comparison keeps the last known resources and sets ComparisonError.
+func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
 	delete(app.Annotations, AnnotationRefresh)
-	if len(base.Annotations) != len(app.Annotations) {
-		if err := r.patchApp(ctx, app, base); err != nil {
-			return nil, fmt.Errorf("clear refresh annotation: %w", err)
-		}
-		base = app.DeepCopy()
-	}
 	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: compare.RenderOptions{Fresh: kind == hardRefresh}}); err != nil {
-		return nil, err
+		return err
 	}
 	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
 	logctx.From(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
-	return base, nil
+	return nil
 }
 
 // compareInto compares the app and puts the result into its status. Only
@@ -78,28 +68,8 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 }
 
 // reconciledAtMaxAge is how old status.reconciledAt may grow while quiet
-// refreshes find nothing else to write.
+// refreshes find nothing else to write (see refreshIfDue).
 const reconciledAtMaxAge = 10 * time.Minute
-
-// writeRefresh writes what a refresh put into req.app's status, if that
-// is not written yet. A quiet refresh that changed only the timestamps is
-// not written while the written ones are recent: an idle app costs no
-// writes, and its parent and the API server's watchers no events.
-func (r *Reconciler) writeRefresh(ctx context.Context, req *opRequest) error {
-	if req.unwritten == nil {
-		return nil
-	}
-	base := req.unwritten
-	req.unwritten = nil
-	if req.quiet && onlyTimestamps(req.app, base) && base.Status.ReconciledAt != nil &&
-		r.now().Sub(base.Status.ReconciledAt.Time) < reconciledAtMaxAge {
-		return nil
-	}
-	if err := r.patchApp(ctx, req.app, base); err != nil {
-		return fmt.Errorf("write status: %w", err)
-	}
-	return nil
-}
 
 func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *compare.Comparison, now time.Time) {
 	if app.DeletionTimestamp == nil {

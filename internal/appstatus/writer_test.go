@@ -1,4 +1,4 @@
-package controller
+package appstatus
 
 import (
 	"testing"
@@ -33,9 +33,37 @@ func TestOnlyTimestamps(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			app := base.DeepCopy()
 			tc.change(app)
-			if got := onlyTimestamps(app, base); got != tc.want {
-				t.Errorf("onlyTimestamps = %v, want %v", got, tc.want)
+			if got := OnlyTimestamps(app, base); got != tc.want {
+				t.Errorf("OnlyTimestamps = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWrittenCovers(t *testing.T) {
+	var w versions
+	if !w.covers("web", "5") {
+		t.Error("an app never written is not covered by the cache")
+	}
+	w.set("web", "10")
+	w.set("web", "7") // an older write returning late does not go back
+	for rv, want := range map[string]bool{"9": false, "10": true, "11": true, "x": false} {
+		if got := w.covers("web", rv); got != want {
+			t.Errorf("covers(web, %q) = %v, want %v", rv, got, want)
+		}
+	}
+	if w.includesLast("never", "5") {
+		t.Error("an app never written is known to include the last write")
+	}
+	if !w.includesLast("web", "10") || w.includesLast("web", "9") {
+		t.Error("includesLast disagrees with the last write at version 10")
+	}
+	w.set("odd", "not-a-number")
+	if w.covers("odd", "99999") {
+		t.Error("a version that is not a number is covered")
+	}
+	w.forget("web")
+	if !w.covers("web", "1") {
+		t.Error("a forgotten app is still tracked")
 	}
 }

@@ -1,0 +1,112 @@
+package appstatus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// Patch is a pending change to one Application: Flush writes what changed
+// in App since Begin (or the last Flush) as one merge patch.
+type Patch struct {
+	w    *Writer
+	app  *v1alpha1.Application
+	base *v1alpha1.Application
+	// quietMaxAge is how old the written comparison timestamps may be for
+	// a timestamps-only change to be left unwritten; zero writes every
+	// change.
+	quietMaxAge time.Duration
+	now         func() time.Time
+}
+
+// App is the app to change.
+func (p *Patch) App() *v1alpha1.Application { return p.app }
+
+// Base is the app as last written (or read).
+func (p *Patch) Base() *v1alpha1.Application { return p.base }
+
+// Quiet says the comparison in the patch was not asked for (a periodic
+// refresh, an event): a flush that would write nothing but newer
+// comparison timestamps (status.reconciledAt and observedAt) writes
+// nothing while the written reconciledAt is younger than maxAge, so an
+// idle app costs no writes, and its parent and the API server's watchers
+// no events.
+func (p *Patch) Quiet(maxAge time.Duration, now func() time.Time) {
+	p.quietMaxAge, p.now = maxAge, now
+}
+
+// Flush writes the pending change, if any; the app then holds what the
+// API server returned. A change that removes annotations (the refresh
+// request) is written only over the app as read: when the app changed
+// since, an annotation that now holds another value is kept, so a refresh
+// asked for again meanwhile is not lost.
+func (p *Patch) Flush(ctx context.Context) error {
+	if equality.Semantic.DeepEqual(p.app, p.base) || p.quietSkip() {
+		return nil
+	}
+	if err := p.write(ctx); err != nil {
+		return fmt.Errorf("write application %s: %w", p.app.Name, err)
+	}
+	p.base = p.app.DeepCopy()
+	p.quietMaxAge = 0
+	return nil
+}
+
+func (p *Patch) write(ctx context.Context) error {
+	removed := removedAnnotations(p.base, p.app)
+	if len(removed) == 0 {
+		return p.w.patch(ctx, p.app, p.base, client.MergeFrom(p.base))
+	}
+	locked := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
+	err := p.w.patch(ctx, p.app, p.base, locked)
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	fresh := &v1alpha1.Application{}
+	if err := p.w.reader.Get(ctx, client.ObjectKeyFromObject(p.app), fresh); err != nil {
+		return err
+	}
+	for _, k := range removed {
+		if v, ok := fresh.Annotations[k]; ok && v != p.base.Annotations[k] {
+			if p.app.Annotations == nil {
+				p.app.Annotations = map[string]string{}
+			}
+			p.app.Annotations[k] = v
+		}
+	}
+	return p.w.patch(ctx, p.app, p.base, client.MergeFrom(p.base))
+}
+
+// removedAnnotations are the annotations base has and app does not.
+func removedAnnotations(base, app *v1alpha1.Application) []string {
+	var out []string
+	for k := range base.Annotations {
+		if _, ok := app.Annotations[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// quietSkip reports a quiet change of nothing but the comparison
+// timestamps while the written ones are recent.
+func (p *Patch) quietSkip() bool {
+	if p.quietMaxAge == 0 || !OnlyTimestamps(p.app, p.base) || p.base.Status.ReconciledAt == nil {
+		return false
+	}
+	return p.now().Sub(p.base.Status.ReconciledAt.Time) < p.quietMaxAge
+}
+
+// OnlyTimestamps reports whether app differs from base in nothing but the
+// comparison timestamps.
+func OnlyTimestamps(app, base *v1alpha1.Application) bool {
+	a := app.DeepCopy()
+	a.Status.ReconciledAt, a.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
+	return equality.Semantic.DeepEqual(a, base)
+}

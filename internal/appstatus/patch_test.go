@@ -1,0 +1,142 @@
+package appstatus
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const refresh = "argocd.argoproj.io/refresh"
+
+// TestFlush writes pending patches to a real API server: a flush writes
+// once what changed, nothing when nothing did or when a quiet comparison
+// moved only recent timestamps, and a refresh asked for again while the
+// answer to the first was pending keeps its annotation.
+func TestFlush(t *testing.T) {
+	env := testenv.Get(t)
+	env.InstallCRDs(t)
+	c := env.AppClient(t)
+	ns := env.Namespace(t)
+	now := time.Now()
+	ago := func(d time.Duration) *metav1.Time { m := metav1.NewTime(now.Add(-d).Truncate(time.Second)); return &m }
+	tests := map[string]struct {
+		annotation string
+		reconciled *metav1.Time
+		// change is the reconcile's change; meanwhile, another writer's.
+		change, meanwhile func(*v1alpha1.Application)
+		quiet             bool
+		writes            int
+		wantAnnotation    string
+		wantHealth        v1alpha1.HealthStatusCode
+	}{
+		"nothing changed": {change: func(*v1alpha1.Application) {}, writes: 0},
+		"a change is one write": {
+			change: func(a *v1alpha1.Application) { a.Status.Health.Status = "Degraded" },
+			writes: 1, wantHealth: "Degraded",
+		},
+		"a quiet refresh of recent timestamps is not written": {
+			reconciled: ago(time.Minute), quiet: true,
+			change: func(a *v1alpha1.Application) { a.Status.ReconciledAt = ago(0) },
+			writes: 0,
+		},
+		"a quiet refresh of old timestamps is written": {
+			reconciled: ago(time.Hour), quiet: true,
+			change: func(a *v1alpha1.Application) { a.Status.ReconciledAt = ago(0) },
+			writes: 1,
+		},
+		"a quiet refresh that found a change is written": {
+			reconciled: ago(time.Minute), quiet: true,
+			change: func(a *v1alpha1.Application) {
+				a.Status.ReconciledAt, a.Status.Health.Status = ago(0), "Degraded"
+			},
+			writes: 1, wantHealth: "Degraded",
+		},
+		"a refresh request answered": {
+			annotation: "normal",
+			change:     func(a *v1alpha1.Application) { delete(a.Annotations, refresh) },
+			writes:     1,
+		},
+		"a refresh asked for again meanwhile is kept": {
+			annotation: "normal",
+			change: func(a *v1alpha1.Application) {
+				delete(a.Annotations, refresh)
+				a.Status.Health.Status = "Degraded"
+			},
+			meanwhile:      func(a *v1alpha1.Application) { a.Annotations[refresh] = "hard" },
+			writes:         1,
+			wantAnnotation: "hard", wantHealth: "Degraded",
+		},
+		"another change meanwhile does not keep an answered request": {
+			annotation: "normal",
+			change:     func(a *v1alpha1.Application) { delete(a.Annotations, refresh) },
+			meanwhile:  func(a *v1alpha1.Application) { a.Labels = map[string]string{"team": "web"} },
+			writes:     1,
+		},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			i++
+			app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-" + string(rune('a'+i))},
+				Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Namespace: ns}}}
+			if tc.annotation != "" {
+				app.Annotations = map[string]string{refresh: tc.annotation}
+			}
+			// The Application CRD has no status subresource: the status is
+			// created with the app, as Argo CD's is.
+			app.Status.Health.Status, app.Status.ReconciledAt = "Healthy", tc.reconciled
+			if err := c.Create(ctx, app); err != nil {
+				t.Fatal(err)
+			}
+			writes := 0
+			w := NewWriter(c, c, func(_, _ *v1alpha1.Application) { writes++ })
+			read := &v1alpha1.Application{}
+			if err := w.Read(ctx, client.ObjectKeyFromObject(app), read); err != nil {
+				t.Fatal(err)
+			}
+			p := w.Begin(read)
+			if tc.quiet {
+				p.Quiet(10*time.Minute, time.Now)
+			}
+			tc.change(p.App())
+			if tc.meanwhile != nil {
+				other := &v1alpha1.Application{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(app), other); err != nil {
+					t.Fatal(err)
+				}
+				tc.meanwhile(other)
+				if err := c.Update(ctx, other); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := &v1alpha1.Application{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
+				t.Fatal(err)
+			}
+			wantHealth := tc.wantHealth
+			if wantHealth == "" {
+				wantHealth = "Healthy"
+			}
+			if diff := cmp.Diff(
+				map[string]any{"writes": tc.writes, "annotation": tc.wantAnnotation, "health": wantHealth},
+				map[string]any{"writes": writes, "annotation": got.Annotations[refresh], "health": got.Status.Health.Status},
+			); diff != "" {
+				t.Errorf("after the flush (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,144 @@
+package appstatus
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	stdsync "sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// Writer reads and writes the Applications of one controller.
+type Writer struct {
+	// client is the controller's client: reads from its cache, writes to
+	// the API server.
+	client client.Client
+	// reader reads from the API server.
+	reader client.Reader
+	// written is told of each write that landed, with the app before and
+	// after it; nil tells no one.
+	written  func(base, app *v1alpha1.Application)
+	versions versions
+}
+
+// NewWriter returns a Writer; c may read from a cache, reader must read
+// from the API server. written, when not nil, is told of each write that
+// landed (the controller records its Events).
+func NewWriter(c client.Client, reader client.Reader, written func(base, app *v1alpha1.Application)) *Writer {
+	return &Writer{client: c, reader: reader, written: written}
+}
+
+// Read reads the app key names: from the cache when the cached copy
+// includes the controller's last write to it, else from the API server.
+func (w *Writer) Read(ctx context.Context, key client.ObjectKey, app *v1alpha1.Application) error {
+	err := w.client.Get(ctx, key, app)
+	if err == nil {
+		if w.versions.covers(key.Name, app.ResourceVersion) {
+			return nil
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	return w.reader.Get(ctx, key, app)
+}
+
+// Begin starts a pending patch of app, which the caller then changes
+// through Patch.App and writes with Patch.Flush.
+func (w *Writer) Begin(app *v1alpha1.Application) *Patch {
+	return &Patch{w: w, app: app, base: app.DeepCopy()}
+}
+
+// Update reads the app key names, lets change change it, and writes the
+// change in one patch.
+func (w *Writer) Update(ctx context.Context, key client.ObjectKey, change func(app *v1alpha1.Application)) error {
+	app := &v1alpha1.Application{}
+	if err := w.Read(ctx, key, app); err != nil {
+		return fmt.Errorf("read application %s: %w", key.Name, err)
+	}
+	p := w.Begin(app)
+	change(app)
+	return p.Flush(ctx)
+}
+
+// IncludesLast reports whether the controller wrote app name, and a copy
+// at version rv includes its last write.
+func (w *Writer) IncludesLast(name, rv string) bool { return w.versions.includesLast(name, rv) }
+
+// Forget drops what the Writer remembers of a deleted app.
+func (w *Writer) Forget(name string) { w.versions.forget(name) }
+
+// patch writes app as a patch from base, remembers the version written
+// and tells of the write.
+func (w *Writer) patch(ctx context.Context, app, base *v1alpha1.Application, patch client.Patch) error {
+	if err := w.client.Patch(ctx, app, patch); err != nil {
+		return err
+	}
+	w.versions.set(app.Name, app.ResourceVersion)
+	if w.written != nil {
+		w.written(base, app)
+	}
+	return nil
+}
+
+// versions remembers the resourceVersion of the controller's newest write
+// to each app.
+//
+// Resource versions are compared as numbers, which is what the API server
+// (etcd revisions) issues; one that is not a number always sends the read
+// to the API server.
+type versions struct {
+	mu stdsync.Mutex
+	rv map[string]uint64
+}
+
+// covers reports whether a copy at version rv includes the controller's
+// last write to app name.
+func (v *versions) covers(name, rv string) bool {
+	last, ok := v.last(name)
+	return !ok || atLeast(rv, last)
+}
+
+// includesLast reports whether the controller wrote app name, and a copy
+// at version rv includes its last write. Unlike covers, an app the
+// controller has not written is not known to be current.
+func (v *versions) includesLast(name, rv string) bool {
+	last, ok := v.last(name)
+	return ok && atLeast(rv, last)
+}
+
+func (v *versions) last(name string) (uint64, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	last, ok := v.rv[name]
+	return last, ok
+}
+
+// atLeast reports whether resourceVersion rv is a number no less than n.
+func atLeast(rv string, n uint64) bool {
+	got, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && got >= n
+}
+
+func (v *versions) set(name, rv string) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.rv == nil {
+		v.rv = map[string]uint64{}
+	}
+	if err != nil {
+		n = math.MaxUint64 // never covered: read from the API server
+	}
+	v.rv[name] = max(v.rv[name], n)
+}
+
+func (v *versions) forget(name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.rv, name)
+}

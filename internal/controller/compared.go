@@ -1,0 +1,49 @@
+package controller
+
+import (
+	stdsync "sync"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// comparedTimes remembers when the controller last compared each app. A
+// comparison that changes nothing but the timestamps is not always
+// written (see refreshIfDue), so status.reconciledAt may be older.
+type comparedTimes struct {
+	mu stdsync.Mutex
+	at map[string]time.Time
+}
+
+func (c *comparedTimes) set(name string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[string]time.Time{}
+	}
+	c.at[name] = t
+}
+
+// get returns when app name was last compared by this controller.
+func (c *comparedTimes) get(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[name]
+	return t, ok
+}
+
+func (c *comparedTimes) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.at, name)
+}
+
+// lastCompared is when app was last compared: by this controller, or as
+// its status says.
+func (r *Reconciler) lastCompared(app *v1alpha1.Application) (time.Time, bool) {
+	t, ok := r.compared.get(app.Name)
+	if st := app.Status.ReconciledAt; st != nil && st.After(t) {
+		return st.Time, true
+	}
+	return t, ok
+}
