@@ -12,6 +12,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/kube"
+	wmetrics "github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/notify"
 	"github.com/wavecd/wavecd/internal/server"
 )
@@ -92,7 +93,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := server.NewMetrics(nil)
+	metrics, err := wmetrics.New(nil)
 	if err != nil {
 		return err
 	}

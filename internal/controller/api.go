@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/wavecd/wavecd/internal/appclient"
-	"github.com/wavecd/wavecd/internal/server"
 )
 
 // Refresh asks for an immediate refresh of one app of this controller's
@@ -25,20 +24,22 @@ func (c *Controller) Refresh(_ context.Context, namespace, name string, hard boo
 	return nil
 }
 
-// Refresher adapts the controller to the webhook's server.Refresher. The
-// leader refreshes in memory, so a push is compared at once; a replica that
-// is not the leader sets the argocd.argoproj.io/refresh annotation instead,
-// which the leader acts on.
-func (c *Controller) Refresher() server.Refresher {
-	return refresher{c: c, fallback: appclient.AnnotationRefresher{Client: c.mgr.GetClient()}}
-}
-
-type refresher struct {
+// Refresher requests refreshes of the controller's apps, for the webhook.
+// The leader refreshes in memory, so a push is compared at once; a replica
+// that is not the leader sets the argocd.argoproj.io/refresh annotation
+// instead, which the leader acts on.
+type Refresher struct {
 	c        *Controller
 	fallback appclient.AnnotationRefresher
 }
 
-func (r refresher) Refresh(ctx context.Context, namespace, name string, t appclient.RefreshType) error {
+// Refresher returns the controller's Refresher.
+func (c *Controller) Refresher() Refresher {
+	return Refresher{c: c, fallback: appclient.AnnotationRefresher{Client: c.mgr.GetClient()}}
+}
+
+// Refresh requests a refresh of type t of app namespace/name.
+func (r Refresher) Refresh(ctx context.Context, namespace, name string, t appclient.RefreshType) error {
 	select {
 	case <-r.c.mgr.Elected():
 		return r.c.Refresh(ctx, namespace, name, t == appclient.RefreshHard)
@@ -49,7 +50,7 @@ func (r refresher) Refresh(ctx context.Context, namespace, name string, t appcli
 
 // Lister lists the Applications of the controller's namespace from the
 // controller's cache, for the webhook.
-func (c *Controller) Lister() server.AppLister {
+func (c *Controller) Lister() appclient.Lister {
 	return appclient.Lister{Reader: c.mgr.GetClient(), Namespaces: []string{c.rec.opts.Namespace}}
 }
 

@@ -27,7 +27,7 @@ import (
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
-	"github.com/wavecd/wavecd/internal/server"
+	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -58,7 +58,7 @@ type Options struct {
 	InstallationID string
 	// Metrics receives reconcile, sync, app and Git fetch metrics; nil
 	// records none.
-	Metrics *server.Metrics
+	Metrics *metrics.Metrics
 	// QPS and Burst limit the controller's requests to the API server
 	// (defaults 100 and 200; a config that sets its own keeps it).
 	QPS   float32

@@ -73,12 +73,14 @@
 // own: they never make an app OutOfSync.
 //
 // With leader election one replica reconciles; every replica serves HTTP.
-// The controller gives internal/server what it needs: Refresher (in memory
-// on the leader, the refresh annotation elsewhere), Lister, Ready, and
-// Options.Metrics, which the reconciler updates (reconciles, syncs, app
-// state, Git fetches).
+// The controller offers what an HTTP server needs, as concrete types that
+// internal/cli hands to internal/server: Refresher (in memory on the
+// leader, the refresh annotation elsewhere), Lister, Ready, and it updates
+// Options.Metrics (reconciles, syncs, app state, Git fetches). It imports
+// no HTTP package.
 //
 // What the package does not own: comparing (internal/compare), rendering
 // (internal/render), ordering and applying (internal/sync), health rules
-// (internal/health), HTTP endpoints (internal/server).
+// (internal/health), HTTP endpoints (internal/server), metrics
+// (internal/metrics).
 package controller

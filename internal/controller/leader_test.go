@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/internal/server"
+	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -64,10 +64,10 @@ func waitElected(t *testing.T, c *Controller, who string) {
 
 // countingMetrics returns metrics on their own registry and a function
 // that sums the reconciles they counted.
-func countingMetrics(t *testing.T) (*server.Metrics, func() float64) {
+func countingMetrics(t *testing.T) (*metrics.Metrics, func() float64) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m, err := server.NewMetrics(reg)
+	m, err := metrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/provisioner"
 )
 
@@ -50,8 +51,9 @@ type Reconciler struct {
 	activity  activity
 	settings  settingsCache
 	now       func() time.Time
-	metrics   metrics
-	events    chan event.GenericEvent
+	// metrics records reconciles, syncs, app state and Git fetches (nil: none).
+	metrics *metrics.Metrics
+	events  chan event.GenericEvent
 	// recorder records Kubernetes Events on Applications; nil records none.
 	recorder record.EventRecorder
 	baseMu   stdsync.Mutex
@@ -68,7 +70,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	r := &Reconciler{
 		client: c, apiReader: reader, targets: targets,
 		opts:      opts,
-		metrics:   metrics{m: opts.Metrics},
+		metrics:   opts.Metrics,
 		refreshes: &refreshSet{marks: map[string]bool{}},
 		runners:   &runners{running: map[string]runner{}},
 		events:    make(chan event.GenericEvent, 256),
@@ -76,7 +78,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	}
 	r.comparer = compare.New(compare.Options{
 		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
-		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.gitFetched,
+		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.ObserveGitFetch,
 	})
 	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
 	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.trackingOwner, Render: r.renderLocal}
@@ -98,15 +100,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.status.Forget(req.Name)
 			r.compared.forget(req.Name)
 			r.runners.stop(req.Name)
-			r.metrics.deleted(req.Namespace, req.Name)
+			r.metrics.DeleteApp(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("read application: %w", err)
 	}
 	res, err := r.reconcileApp(ctx, app)
-	r.metrics.reconciled(req.Namespace, req.Name, err, time.Since(start))
+	r.metrics.ObserveReconcile(req.Namespace, req.Name, metrics.ResultOf(err), time.Since(start))
 	if app.DeletionTimestamp == nil {
-		r.metrics.appInfo(app)
+		r.metrics.SetAppInfo(app)
 	}
 	return res, err
 }

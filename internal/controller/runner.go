@@ -299,7 +299,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState
 	if err != nil {
 		logctx.From(ctx).Error("record sync result", "err", err)
 	}
-	r.metrics.synced(app, snapshot.Phase)
+	r.metrics.ObserveSync(app, snapshot.Phase)
 	logctx.From(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
 	return err == nil
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	wmetrics "github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/server"
 	"github.com/wavecd/wavecd/internal/source"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -27,7 +28,7 @@ const pushEvent = `{"ref": "refs/heads/main", "repository": {"html_url": "https:
 func TestServer(t *testing.T) {
 	t.Parallel()
 	repo := testenv.NewGitRepo(t, map[string]string{"guestbook/cm.yaml": guestbookConfigMap})
-	metrics, err := server.NewMetrics(nil)
+	metrics, err := wmetrics.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestServer(t *testing.T) {
 
 // serve runs the controller's HTTP server on a free local port until the
 // test ends and returns its base URL.
-func serve(t *testing.T, h *harness, metrics *server.Metrics) string {
+func serve(t *testing.T, h *harness, metrics *wmetrics.Metrics) string {
 	t.Helper()
 	webhook := server.NewWebhook(server.WebhookOptions{
 		Apps: h.ctrl.Lister(), Refresher: h.ctrl.Refresher(),

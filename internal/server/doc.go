@@ -16,7 +16,8 @@
 // through two narrow interfaces, AppLister and Refresher: the controller
 // implements them in process, and appclient provides versions over the
 // Kubernetes API (a refresh is then the argocd.argoproj.io/refresh
-// annotation). Metrics defines the wavecd_* series the controller updates.
+// annotation); internal/cli wires the controller's in. /metrics serves the
+// series of internal/metrics.
 //
 // # API
 //

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/wavecd/wavecd/internal/metrics"
 )
 
 // DefaultAddr is where the server listens unless told otherwise.
@@ -21,7 +23,7 @@ type Options struct {
 	// Webhook serves POST /api/webhook; nil leaves the path out.
 	Webhook http.Handler
 	// Metrics serves /metrics; nil leaves the path out.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// Ready decides /readyz; nil is always ready. It gets the request's
 	// context and should return quickly.
 	Ready func(ctx context.Context) error

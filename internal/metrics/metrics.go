@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"fmt"
@@ -32,8 +32,17 @@ const (
 	ResultError   ReconcileResult = "error"
 )
 
-// Metrics holds the wavecd_* series the controller updates. All methods are
-// safe for concurrent use.
+// ResultOf is the result of a reconcile that returned err.
+func ResultOf(err error) ReconcileResult {
+	if err != nil {
+		return ResultError
+	}
+	return ResultSuccess
+}
+
+// Metrics holds the wavecd_* series the controllers update. All methods are
+// safe for concurrent use, and do nothing on a nil *Metrics: a component
+// built without metrics records none.
 type Metrics struct {
 	registry          Registry
 	reconcileTotal    *prometheus.CounterVec
@@ -47,9 +56,9 @@ type Metrics struct {
 	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
 }
 
-// NewMetrics registers wavecd's metrics with reg; a nil reg gets a new
+// New registers wavecd's metrics with reg; a nil reg gets a new
 // registry with the Go and process collectors.
-func NewMetrics(reg Registry) (*Metrics, error) {
+func New(reg Registry) (*Metrics, error) {
 	if reg == nil {
 		r := prometheus.NewRegistry()
 		r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -103,18 +112,27 @@ func (m *Metrics) Handler() http.Handler {
 
 // ObserveReconcile counts one reconcile of an app and its duration.
 func (m *Metrics) ObserveReconcile(namespace, name string, result ReconcileResult, took time.Duration) {
+	if m == nil {
+		return
+	}
 	m.reconcileTotal.WithLabelValues(namespace, name, string(result)).Inc()
 	m.reconcileDuration.WithLabelValues(namespace, name, string(result)).Observe(took.Seconds())
 }
 
 // ObserveSync counts a sync operation that ended in phase.
 func (m *Metrics) ObserveSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
+	if m == nil {
+		return
+	}
 	m.syncTotal.WithLabelValues(app.Namespace, app.Name, app.Spec.Project, string(phase)).Inc()
 }
 
 // SetAppInfo records the app's project, health and sync status, replacing
 // the app's previous wavecd_app_info series.
 func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.appInfo.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
@@ -124,6 +142,9 @@ func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
 
 // DeleteApp drops every series of a deleted app.
 func (m *Metrics) DeleteApp(namespace, name string) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	labels := prometheus.Labels{"namespace": namespace, "name": name}
@@ -136,21 +157,26 @@ func (m *Metrics) DeleteApp(namespace, name string) {
 // ObserveGitFetch records how long fetching repo took; err is the fetch's
 // result. Credentials in the URL never reach the label.
 func (m *Metrics) ObserveGitFetch(repo string, took time.Duration, err error) {
-	result := string(ResultSuccess)
-	if err != nil {
-		result = string(ResultError)
+	if m == nil {
+		return
 	}
-	m.gitFetchDuration.WithLabelValues(redactURL(repo), result).Observe(took.Seconds())
+	m.gitFetchDuration.WithLabelValues(redactURL(repo), string(ResultOf(err))).Observe(took.Seconds())
 }
 
 // ObserveNotificationDelivery counts a notification delivered, or given
 // up on after its retries.
 func (m *Metrics) ObserveNotificationDelivery(trigger, service string, succeeded bool) {
+	if m == nil {
+		return
+	}
 	m.notifyDeliveries.WithLabelValues(trigger, service, strconv.FormatBool(succeeded)).Inc()
 }
 
 // ObserveNotificationTrigger counts one evaluation of a trigger condition.
 func (m *Metrics) ObserveNotificationTrigger(trigger string, triggered bool) {
+	if m == nil {
+		return
+	}
 	m.notifyTriggers.WithLabelValues(trigger, strconv.FormatBool(triggered)).Inc()
 }
 

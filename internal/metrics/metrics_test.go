@@ -1,0 +1,102 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+func TestMetrics(t *testing.T) {
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "guestbook"}}
+	app.Spec.Project = "default"
+	app.Status.Health.Status, app.Status.Sync.Status = "Progressing", v1alpha1.SyncStatusCodeOutOfSync
+	m.SetAppInfo(app)
+	app.Status.Health.Status, app.Status.Sync.Status = "Healthy", v1alpha1.SyncStatusCodeSynced
+	m.SetAppInfo(app)
+	m.ObserveReconcile("argocd", "guestbook", ResultSuccess, 300*time.Millisecond)
+	m.ObserveSync(app, v1alpha1.OperationSucceeded)
+	m.ObserveGitFetch("https://bot:s3cr3t@github.com/acme/seed.git", 2*time.Second, nil)
+	m.ObserveNotificationDelivery("on-deployed", "slack", true)
+	m.ObserveNotificationDelivery("on-sync-failed", "pager", false)
+	m.ObserveNotificationTrigger("on-deployed", false)
+	m.ObserveNotificationTrigger("on-deployed", true)
+	m.ObserveNotificationTrigger("on-deployed", true)
+
+	want := `
+# HELP wavecd_app_info Information about an Application (always 1), like argocd_app_info.
+# TYPE wavecd_app_info gauge
+wavecd_app_info{health_status="Healthy",name="guestbook",namespace="argocd",project="default",sync_status="Synced"} 1
+# HELP wavecd_app_reconcile_total Application reconciles, by app and result.
+# TYPE wavecd_app_reconcile_total counter
+wavecd_app_reconcile_total{name="guestbook",namespace="argocd",result="success"} 1
+# HELP wavecd_app_sync_total Finished sync operations, by app and final phase.
+# TYPE wavecd_app_sync_total counter
+wavecd_app_sync_total{name="guestbook",namespace="argocd",phase="Succeeded",project="default"} 1
+# HELP wavecd_notifications_deliveries_total Notifications delivered (succeeded=true) or given up on after their retries, by trigger and service, like argocd_notifications_deliveries_total.
+# TYPE wavecd_notifications_deliveries_total counter
+wavecd_notifications_deliveries_total{service="pager",succeeded="false",trigger="on-sync-failed"} 1
+wavecd_notifications_deliveries_total{service="slack",succeeded="true",trigger="on-deployed"} 1
+# HELP wavecd_notifications_trigger_eval_total Trigger conditions evaluated, by trigger and result, like argocd_notifications_trigger_eval_total.
+# TYPE wavecd_notifications_trigger_eval_total counter
+wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="false"} 1
+wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="true"} 2
+`
+	if err := testutil.GatherAndCompare(m.registry, strings.NewReader(want),
+		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total",
+		"wavecd_notifications_deliveries_total", "wavecd_notifications_trigger_eval_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
+		t.Errorf("reconcile duration series = %d, want 1", n)
+	}
+
+	rec := httptestGet(t, m.Handler())
+	for _, name := range []string{"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_reconcile_duration_seconds_bucket",
+		"wavecd_app_sync_total", "wavecd_git_fetch_duration_seconds_bucket"} {
+		if !strings.Contains(rec, name) {
+			t.Errorf("exposition lacks %s", name)
+		}
+	}
+	if strings.Contains(rec, "s3cr3t") || !strings.Contains(rec, `repo="https://github.com/acme/seed.git"`) {
+		t.Errorf("git fetch label is not the redacted URL:\n%s", rec)
+	}
+
+	m.DeleteApp("argocd", "guestbook")
+	for _, c := range []prometheus.Collector{m.appInfo, m.reconcileTotal, m.reconcileDuration, m.syncTotal} {
+		if n := testutil.CollectAndCount(c); n != 0 {
+			t.Errorf("after DeleteApp a collector still has %d series", n)
+		}
+	}
+}
+
+func TestNewRefusesDuplicates(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := New(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(reg); err == nil {
+		t.Fatal("registering the metrics twice in one registry succeeded")
+	}
+}
+
+func httptestGet(t *testing.T, h http.Handler) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics = %d", rec.Code)
+	}
+	return rec.Body.String()
+}
