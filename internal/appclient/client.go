@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // DefaultNamespace is where Applications live unless told otherwise.
@@ -43,16 +44,7 @@ func New(cfg *rest.Config, namespace, username string) (*Client, error) {
 	return &Client{Kube: c, Namespace: namespace, Username: username}, nil
 }
 
-// NotFoundError says an Application does not exist.
-type NotFoundError struct {
-	Name, Namespace string
-}
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("application %q not found in namespace %q", e.Name, e.Namespace)
-}
-
-// Get reads one Application; a missing one is a *NotFoundError.
+// Get reads one Application; a missing one is an *application.NotFoundError.
 func (c *Client) Get(ctx context.Context, name string) (*v1alpha1.Application, error) {
 	app := &v1alpha1.Application{}
 	err := c.Kube.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, app)
@@ -64,7 +56,7 @@ func (c *Client) Get(ctx context.Context, name string) (*v1alpha1.Application, e
 }
 
 // GetRaw reads one Application as stored, with the fields these types do
-// not model; a missing one is a *NotFoundError.
+// not model; a missing one is an *application.NotFoundError.
 func (c *Client) GetRaw(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
@@ -111,7 +103,7 @@ func decode(u *unstructured.Unstructured) (*v1alpha1.Application, error) {
 func (c *Client) explain(err error, name string) error {
 	switch {
 	case kerrors.IsNotFound(err) && name != "":
-		return &NotFoundError{Name: name, Namespace: c.Namespace}
+		return &application.NotFoundError{Name: name, Namespace: c.Namespace}
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("the Application CRD (applications.argoproj.io) is not installed in this cluster: %w", err)
 	case kerrors.IsForbidden(err):

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // Finalizers that make the controller delete an app's objects before the
@@ -103,7 +104,7 @@ func (a *Delete) waitGone(ctx context.Context) error {
 	err := a.Client.watch(wctx, a.Name, func(_ *v1alpha1.Application, deleted bool) (bool, error) {
 		return deleted, nil
 	})
-	var nf *NotFoundError
+	var nf *application.NotFoundError
 	switch {
 	case err == nil || errors.As(err, &nf):
 		return nil

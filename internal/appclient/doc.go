@@ -5,9 +5,9 @@
 // It holds the actions behind `wavecd app` (List, Get, Sync, Rollback, Wait,
 // Create, Set, Delete), each a struct whose fields are the command's options
 // and whose Run method does the work and returns data; printing stays in
-// internal/cli. It also holds the small pieces the server and the controller
-// share over the API: Lister (lists apps) and AnnotationRefresher (requests
-// a refresh with the argocd.argoproj.io/refresh annotation).
+// internal/cli; the API server runs the same actions for its users. The
+// vocabulary they share with the controller (the refresh request, listing
+// apps, a missing app) is internal/application's.
 //
 // A sync or rollback only writes the Application's `operation` field, as
 // Argo CD's API server does; the controller runs the operation and reports

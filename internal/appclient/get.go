@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // maxTreeDepth bounds how deep Get follows child Applications.
@@ -60,7 +61,7 @@ func (a *Get) tree(ctx context.Context, app *v1alpha1.Application, path []string
 			continue // a cycle: show the row, do not nest again
 		}
 		child, err := a.Client.Get(ctx, name)
-		var nf *NotFoundError
+		var nf *application.NotFoundError
 		if errors.As(err, &nf) {
 			continue
 		}
@@ -81,16 +82,11 @@ func (a *Get) tree(ctx context.Context, app *v1alpha1.Application, path []string
 func (a *Get) childNames(app *v1alpha1.Application) []string {
 	var names []string
 	for _, r := range app.Status.Resources {
-		if IsApplication(r.Group, r.Kind) && r.Namespace == a.Client.Namespace && !slices.Contains(names, r.Name) {
+		if application.IsApplication(r.Group, r.Kind) && r.Namespace == a.Client.Namespace && !slices.Contains(names, r.Name) {
 			names = append(names, r.Name)
 		}
 	}
 	return names
-}
-
-// IsApplication reports whether group and kind name an Argo CD Application.
-func IsApplication(group, kind string) bool {
-	return group == v1alpha1.Group && kind == v1alpha1.ApplicationKind
 }
 
 // ResourceState is one row of an app's resource table.

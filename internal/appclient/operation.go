@@ -68,24 +68,61 @@ func (c *Client) setOperation(ctx context.Context, name string, build buildOpera
 // GROUP:KIND:NAMESPACE/NAME. GROUP is empty for core kinds; any field may be
 // a glob such as `*`.
 func ParseResource(s string) (v1alpha1.SyncOperationResource, error) {
-	bad := fmt.Errorf("invalid resource %q: want GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (GROUP empty for core kinds, e.g. :Service:web)", s)
+	badValue := fmt.Errorf("invalid resource %q: want GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (GROUP empty for core kinds, e.g. :Service:web)", s)
 	fields := strings.Split(s, ":")
 	if len(fields) != 3 || fields[1] == "" || fields[2] == "" {
-		return v1alpha1.SyncOperationResource{}, bad
+		return v1alpha1.SyncOperationResource{}, badValue
 	}
 	r := v1alpha1.SyncOperationResource{Group: fields[0], Kind: fields[1], Name: fields[2]}
 	if ns, name, ok := strings.Cut(fields[2], "/"); ok {
 		if ns == "" || name == "" || strings.Contains(name, "/") {
-			return v1alpha1.SyncOperationResource{}, bad
+			return v1alpha1.SyncOperationResource{}, badValue
 		}
 		r.Namespace, r.Name = ns, name
 	}
-	for _, f := range []string{r.Group, r.Kind, r.Namespace, r.Name} {
-		if _, err := path.Match(f, ""); err != nil {
-			return v1alpha1.SyncOperationResource{}, fmt.Errorf("%w: bad pattern %q", bad, f)
-		}
+	if f, bad := badPattern(r); bad {
+		return v1alpha1.SyncOperationResource{}, fmt.Errorf("%w: bad pattern %q", badValue, f)
 	}
 	return r, nil
+}
+
+// checkResource refuses a resource pattern without a kind or a name, or
+// with a field that is not a valid glob.
+func checkResource(r v1alpha1.SyncOperationResource) error {
+	if r.Kind == "" || r.Name == "" {
+		return fmt.Errorf("invalid resource %s: a kind and a name are required", formatResource(r))
+	}
+	if f, bad := badPattern(r); bad {
+		return fmt.Errorf("invalid resource %s: bad pattern %q", formatResource(r), f)
+	}
+	return nil
+}
+
+// badPattern returns the first field of r that is not a valid glob.
+func badPattern(r v1alpha1.SyncOperationResource) (string, bool) {
+	for _, f := range []string{r.Group, r.Kind, r.Namespace, r.Name} {
+		if _, err := path.Match(f, ""); err != nil {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// formatResource spells a resource pattern as --resource does.
+func formatResource(r v1alpha1.SyncOperationResource) string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + r.Name
+	}
+	return r.Group + ":" + r.Kind + ":" + name
+}
+
+func formatResources(rs []v1alpha1.SyncOperationResource) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = formatResource(r)
+	}
+	return strings.Join(out, ", ")
 }
 
 // selectResources expands patterns into the app's objects they match, in

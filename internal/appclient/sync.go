@@ -3,7 +3,6 @@ package appclient
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -18,9 +17,10 @@ type Sync struct {
 	Revision string
 	Prune    bool
 	DryRun   bool
-	// Resources limits the sync to objects matching these --resource
-	// values (GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME).
-	Resources []string
+	// Resources limits the sync to the app's objects these patterns match:
+	// each field may be a glob such as `*`, an empty Namespace matches any
+	// (see ParseResource for the --resource syntax).
+	Resources []v1alpha1.SyncOperationResource
 	// SyncOptions replace the app's spec.syncPolicy.syncOptions when set.
 	SyncOptions []string
 	// Strategy is "hook" (the default) or "apply".
@@ -33,13 +33,10 @@ type Sync struct {
 
 // Run writes the operation and returns the app as written.
 func (a *Sync) Run(ctx context.Context) (*v1alpha1.Application, error) {
-	patterns := make([]v1alpha1.SyncOperationResource, 0, len(a.Resources))
-	for _, s := range a.Resources {
-		r, err := ParseResource(s)
-		if err != nil {
+	for _, r := range a.Resources {
+		if err := checkResource(r); err != nil {
 			return nil, err
 		}
-		patterns = append(patterns, r)
 	}
 	strategy, err := syncStrategy(a.Strategy, a.Force)
 	if err != nil {
@@ -55,10 +52,10 @@ func (a *Sync) Run(ctx context.Context) (*v1alpha1.Application, error) {
 			},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: a.Client.Username},
 		}
-		if len(patterns) > 0 {
-			op.Sync.Resources = selectResources(app, patterns)
+		if len(a.Resources) > 0 {
+			op.Sync.Resources = selectResources(app, a.Resources)
 			if len(op.Sync.Resources) == 0 {
-				return nil, fmt.Errorf("no object of application %q matches --resource %s", app.Name, strings.Join(a.Resources, ", "))
+				return nil, fmt.Errorf("no object of application %q matches --resource %s", app.Name, formatResources(a.Resources))
 			}
 		}
 		if policy := app.Spec.SyncPolicy; policy != nil {

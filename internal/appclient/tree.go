@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -153,7 +154,7 @@ func (b *treeBuilder) addApp(ctx context.Context, t *AppTree, parent *ResourceRe
 		}
 		b.nodes = append(b.nodes, n)
 		child, ok := t.Children[r.Name]
-		if ok && IsApplication(r.Group, r.Kind) {
+		if ok && application.IsApplication(r.Group, r.Kind) {
 			ref := n.ResourceRef
 			if err := b.addApp(ctx, child, &ref); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // table is a tabwriter whose Flush drops the padding at the end of lines,
@@ -180,7 +181,7 @@ func resourceRows(t *appclient.AppTree, indent string, rows []resourceRow, neste
 			}
 		}
 		rows = append(rows, resourceRow{prefix: prefix, ResourceState: st})
-		if child, ok := t.Children[st.Name]; ok && appclient.IsApplication(st.Group, st.Kind) {
+		if child, ok := t.Children[st.Name]; ok && application.IsApplication(st.Group, st.Kind) {
 			rows = resourceRows(child, next, rows, true)
 		}
 	}

@@ -88,6 +88,7 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 	a := &appclient.Sync{}
 	var of operationFlags
 	var sf syncFlags
+	var resources []string
 	cmd := &cobra.Command{
 		Use:     "sync NAME",
 		Short:   "Sync an application to its target state",
@@ -96,6 +97,13 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sf.apply(a)
+			for _, s := range resources {
+				r, err := appclient.ParseResource(s)
+				if err != nil {
+					return err
+				}
+				a.Resources = append(a.Resources, r)
+			}
 			return runOperation(cmd.Context(), s, f, args[0], of, func(c *appclient.Client, name string) (*v1alpha1.Application, error) {
 				a.Client, a.Name = c, name
 				return a.Run(cmd.Context())
@@ -106,7 +114,7 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 	fl.StringVar(&a.Revision, "revision", "", "sync to this revision instead of the target revision")
 	fl.BoolVar(&a.Prune, "prune", false, "delete objects that are no longer in Git")
 	fl.BoolVar(&a.DryRun, "dry-run", false, "preview the sync without changing the cluster")
-	fl.StringArrayVar(&a.Resources, "resource", nil, "sync only objects matching GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME; GROUP is empty for core kinds, fields may be globs (repeatable)")
+	fl.StringArrayVar(&resources, "resource", nil, "sync only objects matching GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME; GROUP is empty for core kinds, fields may be globs (repeatable)")
 	fl.StringArrayVar(&a.SyncOptions, "sync-option", nil, "sync option such as CreateNamespace=true, replacing the app's options (repeatable)")
 	fl.StringVar(&a.Strategy, "strategy", "", "sync strategy: hook (default) or apply (no hooks)")
 	fl.BoolVar(&a.Force, "force", false, "delete and re-create objects that cannot be patched")

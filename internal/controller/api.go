@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wavecd/wavecd/internal/application"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-
-	"github.com/wavecd/wavecd/internal/appclient"
 )
 
 // Refresh asks for an immediate refresh of one app of this controller's
@@ -30,19 +29,19 @@ func (c *Controller) Refresh(_ context.Context, namespace, name string, hard boo
 // instead, which the leader acts on.
 type Refresher struct {
 	c        *Controller
-	fallback appclient.AnnotationRefresher
+	fallback application.AnnotationRefresher
 }
 
 // Refresher returns the controller's Refresher.
 func (c *Controller) Refresher() Refresher {
-	return Refresher{c: c, fallback: appclient.AnnotationRefresher{Client: c.mgr.GetClient()}}
+	return Refresher{c: c, fallback: application.AnnotationRefresher{Client: c.mgr.GetClient()}}
 }
 
 // Refresh requests a refresh of type t of app namespace/name.
-func (r Refresher) Refresh(ctx context.Context, namespace, name string, t appclient.RefreshType) error {
+func (r Refresher) Refresh(ctx context.Context, namespace, name string, t application.RefreshType) error {
 	select {
 	case <-r.c.mgr.Elected():
-		return r.c.Refresh(ctx, namespace, name, t == appclient.RefreshHard)
+		return r.c.Refresh(ctx, namespace, name, t == application.RefreshHard)
 	default:
 		return r.fallback.Refresh(ctx, namespace, name, t)
 	}
@@ -50,8 +49,8 @@ func (r Refresher) Refresh(ctx context.Context, namespace, name string, t appcli
 
 // Lister lists the Applications of the controller's namespace from the
 // controller's cache, for the webhook.
-func (c *Controller) Lister() appclient.Lister {
-	return appclient.Lister{Reader: c.mgr.GetClient(), Namespaces: []string{c.rec.opts.Namespace}}
+func (c *Controller) Lister() application.Lister {
+	return application.Lister{Reader: c.mgr.GetClient(), Namespaces: []string{c.rec.opts.Namespace}}
 }
 
 // APIReader reads straight from the API server, for objects the

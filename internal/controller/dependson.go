@@ -5,27 +5,18 @@ import (
 	"strings"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // AnnotationDependsOn lists apps (comma-separated names in the same
-// namespace) that must be Synced and Healthy before this app syncs.
-const AnnotationDependsOn = "wavecd.io/depends-on"
-
-// dependencies returns the app's depends-on names.
-func dependencies(app *v1alpha1.Application) []string {
-	var out []string
-	for _, n := range strings.Split(app.Annotations[AnnotationDependsOn], ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// namespace) that must be Synced and Healthy before this app syncs
+// (application.AnnotationDependsOn).
+const AnnotationDependsOn = application.AnnotationDependsOn
 
 // dependencyWait says why app may not sync yet, or "" when every
 // dependency is Synced and Healthy. apps holds every app of the namespace.
 func dependencyWait(app *v1alpha1.Application, apps map[string]*v1alpha1.Application) string {
-	deps := dependencies(app)
+	deps := application.DependsOn(app)
 	if len(deps) == 0 {
 		return ""
 	}
@@ -80,7 +71,7 @@ func findCycle(start string, apps map[string]*v1alpha1.Application) []string {
 		}
 		onPath[n] = true
 		path = append(path, n)
-		for _, d := range dependencies(app) {
+		for _, d := range application.DependsOn(app) {
 			if c := visit(d); c != nil {
 				return c
 			}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -209,7 +210,7 @@ func clearWaits(st *v1alpha1.ApplicationStatus) {
 }
 
 func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Application) string {
-	if len(dependencies(app)) == 0 {
+	if len(application.DependsOn(app)) == 0 {
 		return ""
 	}
 	list := &v1alpha1.ApplicationList{}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
@@ -27,8 +28,9 @@ import (
 	"github.com/wavecd/wavecd/internal/provisioner"
 )
 
-// AnnotationRefresh asks for a refresh: "normal" or "hard".
-const AnnotationRefresh = "argocd.argoproj.io/refresh"
+// AnnotationRefresh asks for a refresh: "normal" or "hard"
+// (application.RefreshAnnotation).
+const AnnotationRefresh = application.RefreshAnnotation
 
 // Reconciler reconciles one Application per call.
 type Reconciler struct {
@@ -338,7 +340,7 @@ func dependsOnIndex(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	return dependencies(app)
+	return application.DependsOn(app)
 }
 
 // dependents names the apps in namespace that depend on app name: through
@@ -354,7 +356,7 @@ func (r *Reconciler) dependents(namespace, name string) []string {
 	}
 	var out []string
 	for i := range apps.Items {
-		for _, d := range dependencies(&apps.Items[i]) {
+		for _, d := range application.DependsOn(&apps.Items[i]) {
 			if d == name {
 				out = append(out, apps.Items[i].Name)
 				break

@@ -160,14 +160,21 @@ func DeletePolicies(obj Annotated) []DeletePolicy {
 // Wave returns obj's sync wave: argocd.argoproj.io/sync-wave, else
 // helm.sh/hook-weight, else 0.
 func Wave(obj Annotated) int {
+	w, _ := DeclaredWave(obj)
+	return w
+}
+
+// DeclaredWave is Wave, and whether obj declares its wave (an annotation
+// of the two holds a number) rather than taking the default 0.
+func DeclaredWave(obj Annotated) (int, bool) {
 	annotations := obj.GetAnnotations()
 	if v, err := strconv.Atoi(annotations[AnnotationSyncWave]); err == nil {
-		return v
+		return v, true
 	}
 	if v, err := strconv.Atoi(annotations[AnnotationHelmWeight]); err == nil {
-		return v
+		return v, true
 	}
-	return 0
+	return 0, false
 }
 
 // CSV splits a comma-separated annotation value into its trimmed, non-empty

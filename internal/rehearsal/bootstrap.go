@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/notify"
@@ -229,9 +229,9 @@ func (b *bootstrap) refreshApps(ctx context.Context) (int, error) {
 	if err := b.client.List(ctx, apps, client.InNamespace(b.namespace)); err != nil {
 		return 0, fmt.Errorf("list applications: %w", err)
 	}
-	r := appclient.AnnotationRefresher{Client: b.client}
+	r := application.AnnotationRefresher{Client: b.client}
 	for _, a := range apps.Items {
-		if err := r.Refresh(ctx, a.Namespace, a.Name, appclient.RefreshNormal); err != nil {
+		if err := r.Refresh(ctx, a.Namespace, a.Name, application.RefreshNormal); err != nil {
 			return 0, err
 		}
 	}

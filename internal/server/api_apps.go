@@ -14,6 +14,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/rbac"
 )
 
@@ -106,7 +107,7 @@ func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, 
 		return nil, nil, nil
 	}
 	raw, err := a.appClient(s).GetRaw(r.Context(), name)
-	var nf *appclient.NotFoundError
+	var nf *application.NotFoundError
 	if errors.As(err, &nf) {
 		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, "*/"+name) {
 			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, "*/"+name, s))
@@ -140,8 +141,8 @@ func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	if refresh := r.URL.Query().Get("refresh"); refresh != "" {
-		t := appclient.RefreshType(refresh)
-		if t != appclient.RefreshNormal && t != appclient.RefreshHard {
+		t := application.RefreshType(refresh)
+		if t != application.RefreshNormal && t != application.RefreshHard {
 			writeError(w, http.StatusBadRequest, fmt.Errorf("invalid refresh %q: use normal or hard", refresh))
 			return
 		}
@@ -156,8 +157,8 @@ func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
 
 // refresh sets the refresh annotation and waits until the controller
 // removes it, or RefreshWait passes; it returns the app as last read.
-func (a *API) refresh(ctx context.Context, s *session, name string, t appclient.RefreshType) (*unstructured.Unstructured, error) {
-	r := appclient.AnnotationRefresher{Client: a.opts.Kube}
+func (a *API) refresh(ctx context.Context, s *session, name string, t application.RefreshType) (*unstructured.Unstructured, error) {
+	r := application.AnnotationRefresher{Client: a.opts.Kube}
 	if err := r.Refresh(ctx, a.opts.Namespace, name, t); err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func (a *API) refresh(ctx context.Context, s *session, name string, t appclient.
 		if err != nil {
 			return nil, err
 		}
-		if _, pending := raw.GetAnnotations()[appclient.RefreshAnnotation]; !pending || time.Now().After(deadline) {
+		if _, pending := raw.GetAnnotations()[application.RefreshAnnotation]; !pending || time.Now().After(deadline) {
 			return raw, nil
 		}
 		select {
@@ -204,14 +205,8 @@ func (a *API) syncApp(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	action := &appclient.Sync{Client: a.appClient(s), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Retry: req.RetryStrategy}
-	for _, res := range req.Resources {
-		name := res.Name
-		if res.Namespace != "" {
-			name = res.Namespace + "/" + res.Name
-		}
-		action.Resources = append(action.Resources, res.Group+":"+res.Kind+":"+name)
-	}
+	action := &appclient.Sync{Client: a.appClient(s), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun,
+		Retry: req.RetryStrategy, Resources: req.Resources}
 	if req.SyncOptions != nil {
 		action.SyncOptions = req.SyncOptions.Items
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/auth"
 )
 
@@ -310,7 +311,7 @@ func TestAPIAppActions(t *testing.T) {
 	// call returns after RefreshWait with the annotation still set.
 	start := time.Now()
 	r = h.do("GET", "/api/v1/applications/child?refresh=hard", admin, nil)
-	if r.status != http.StatusOK || h.app("child").Annotations[appclient.RefreshAnnotation] != "hard" {
+	if r.status != http.StatusOK || h.app("child").Annotations[application.RefreshAnnotation] != "hard" {
 		t.Errorf("refresh: %d %s", r.status, r.body)
 	}
 	if d := time.Since(start); d > 15*time.Second {
@@ -686,7 +687,7 @@ func TestAPIServerServesWebhook(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "refreshed") {
 		t.Fatalf("POST /api/webhook = %d %q, want 200 refreshed", resp.StatusCode, body)
 	}
-	if got := h.app("guestbook").Annotations[appclient.RefreshAnnotation]; got != string(appclient.RefreshNormal) {
+	if got := h.app("guestbook").Annotations[application.RefreshAnnotation]; got != string(application.RefreshNormal) {
 		t.Errorf("guestbook's refresh annotation = %q after a push to its branch, want normal", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // grpcCodes maps HTTP statuses to the gRPC codes Argo CD's API puts in
@@ -44,7 +45,7 @@ func writeError(w http.ResponseWriter, status int, err error) {
 // app is 404, an operation in progress 409, an API server refusal keeps
 // its status, anything else the caller asked for is 400.
 func statusOf(err error) int {
-	var nf *appclient.NotFoundError
+	var nf *application.NotFoundError
 	var busy *appclient.OperationInProgressError
 	var st kerrors.APIStatus
 	switch {

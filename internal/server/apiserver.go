@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/auth"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -81,8 +82,8 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		return nil, err
 	}
 	opts.Webhook = NewWebhook(WebhookOptions{
-		Apps:         appclient.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
-		Refresher:    appclient.AnnotationRefresher{Client: kube},
+		Apps:         application.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
+		Refresher:    application.AnnotationRefresher{Client: kube},
 		Secrets:      SettingsSecret{Reader: kube, Namespace: o.Namespace},
 		MaxBodyBytes: maxBody,
 	})

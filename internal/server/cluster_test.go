@@ -17,6 +17,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -66,8 +67,8 @@ func TestWebhookRefreshesClusterApps(t *testing.T) {
 			ns := env.Namespace(t)
 			createWebhookFixtures(t, c, ns)
 			h := NewWebhook(WebhookOptions{
-				Apps:      appclient.Lister{Reader: c, Namespaces: []string{ns}},
-				Refresher: appclient.AnnotationRefresher{Client: c},
+				Apps:      application.Lister{Reader: c, Namespaces: []string{ns}},
+				Refresher: application.AnnotationRefresher{Client: c},
 				Secrets:   SettingsSecret{Reader: c, Namespace: ns},
 			})
 			rec := httptest.NewRecorder()
@@ -76,7 +77,7 @@ func TestWebhookRefreshesClusterApps(t *testing.T) {
 				t.Fatalf("status %d (%s), want %d", rec.Code, strings.TrimSpace(rec.Body.String()), tc.wantStatus)
 			}
 			if diff := cmp.Diff(tc.wantRefresh, refreshedApps(t, c, ns)); diff != "" {
-				t.Errorf("apps with %s (-want +got):\n%s", appclient.RefreshAnnotation, diff)
+				t.Errorf("apps with %s (-want +got):\n%s", application.RefreshAnnotation, diff)
 			}
 		})
 	}
@@ -122,11 +123,11 @@ func refreshedApps(t *testing.T, c client.Client, ns string) []string {
 	}
 	got := map[string]bool{}
 	for _, app := range list.Items {
-		switch v, ok := app.Annotations[appclient.RefreshAnnotation]; {
-		case ok && v == string(appclient.RefreshNormal):
+		switch v, ok := app.Annotations[application.RefreshAnnotation]; {
+		case ok && v == string(application.RefreshNormal):
 			got[app.Name] = true
 		case ok:
-			t.Errorf("app %s: %s=%q, want normal", app.Name, appclient.RefreshAnnotation, v)
+			t.Errorf("app %s: %s=%q, want normal", app.Name, application.RefreshAnnotation, v)
 		}
 	}
 	if len(got) == 0 {

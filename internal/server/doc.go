@@ -14,8 +14,8 @@
 // Application whose source uses the pushed repository and revision, with
 // Argo CD's matching rules (see match.go). It reaches Applications only
 // through two narrow interfaces, AppLister and Refresher: the controller
-// implements them in process, and appclient provides versions over the
-// Kubernetes API (a refresh is then the argocd.argoproj.io/refresh
+// implements them in process, and internal/application provides versions
+// over the Kubernetes API (a refresh is then the argocd.argoproj.io/refresh
 // annotation); internal/cli wires the controller's in. /metrics serves the
 // series of internal/metrics.
 //
@@ -80,7 +80,8 @@
 // folds quiet apps past 60. The timeline (ui_timeline.go) reads each
 // app's current or last operation, health transition, SyncStalled
 // condition and the start and end the sync engine records per object and
-// hook; the resource graph (ui_resgraph.go) lays the resource tree out by
+// hook (read through application.SyncProgress, never the engine's own
+// state); the resource graph (ui_resgraph.go) lays the resource tree out by
 // owner. Past 25 apps under a page, the resource list no longer nests the
 // child apps' objects, so the page stays fast. Every picture has a table
 // or list as its text alternative, and keyboard moves.

@@ -4,21 +4,16 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
-	wsync "github.com/wavecd/wavecd/internal/sync"
+	"github.com/wavecd/wavecd/internal/application"
+	"github.com/wavecd/wavecd/internal/hook"
 )
 
 // Annotations the pictures read from an Application.
-const (
-	annotationSyncWave  = "argocd.argoproj.io/sync-wave"
-	annotationDependsOn = "wavecd.io/depends-on"
-)
-
 // maxFamilyDepth bounds how deep a family follows child apps, as
 // appclient.Get does.
 const maxFamilyDepth = 10
@@ -88,19 +83,19 @@ func (h *hold) text(app string) string {
 // wave waits on; parents are visited before their children, so a child's
 // own stall wins.
 func (mb *member) markHolds() {
-	if c := condition(mb.App, v1alpha1.ApplicationConditionSyncStalled); c != nil {
+	if c := application.Condition(mb.App, v1alpha1.ApplicationConditionSyncStalled); c != nil {
 		mb.Hold = &hold{Reason: strings.TrimPrefix(c.Message, "stalled: "), Own: true}
 		if c.LastTransitionTime != nil {
 			mb.Hold.Since = c.LastTransitionTime.Time
 		}
 	}
-	st := runningState(mb.App.Status.OperationState)
+	st := application.ProgressOf(mb.App.Status.OperationState)
 	if st == nil || st.Stalled == "" || mb.Hold == nil {
 		return
 	}
 	for _, t := range st.Tasks {
-		if t.SyncPhase != st.SyncPhase || t.Wave != st.Wave || !appclient.IsApplication(t.Group, t.Kind) ||
-			(t.Phase != wsync.TaskApplied && t.Phase != wsync.TaskRunning) {
+		if t.SyncPhase != st.SyncPhase || t.Wave != st.Wave || !application.IsApplication(t.Group, t.Kind) ||
+			(t.Phase != application.TaskApplied && t.Phase != application.TaskRunning) {
 			continue
 		}
 		for _, c := range mb.Children {
@@ -158,13 +153,13 @@ func (f *family) children(app *v1alpha1.Application) []*member {
 			continue
 		}
 		switch {
-		case appclient.IsApplication(r.Group, r.Kind):
+		case application.IsApplication(r.Group, r.Kind):
 			if c := f.byName[r.Name]; c != nil {
 				out = append(out, &member{App: c, Wave: r.SyncWave})
 			}
 		case r.Group == v1alpha1.Group && r.Kind == v1alpha1.ApplicationSetKind:
 			for _, c := range f.bySet[r.Name] {
-				out = append(out, &member{App: c, Set: r.Name, Wave: annotatedWave(c)})
+				out = append(out, &member{App: c, Set: r.Name, Wave: int64(hook.Wave(c))})
 			}
 		}
 	}
@@ -199,34 +194,4 @@ func (m *member) appTree(nest int) *appclient.AppTree {
 		}
 	}
 	return t
-}
-
-// annotatedWave is the app's own sync-wave annotation, 0 when unset.
-func annotatedWave(app *v1alpha1.Application) int64 {
-	n, err := strconv.ParseInt(strings.TrimSpace(app.Annotations[annotationSyncWave]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// dependsOn is the app's wavecd.io/depends-on names.
-func dependsOn(app *v1alpha1.Application) []string {
-	var out []string
-	for _, n := range strings.Split(app.Annotations[annotationDependsOn], ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// condition returns the app's condition of type typ, nil without one.
-func condition(app *v1alpha1.Application, typ string) *v1alpha1.ApplicationCondition {
-	for i := range app.Status.Conditions {
-		if app.Status.Conditions[i].Type == typ {
-			return &app.Status.Conditions[i]
-		}
-	}
-	return nil
 }

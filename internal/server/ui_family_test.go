@@ -16,6 +16,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/diagram"
+	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -177,7 +178,7 @@ func TestGraphFoldsQuietApps(t *testing.T) {
 	}}
 	for i := range 80 {
 		app := v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{
-			Name: fmt.Sprintf("app-%02d", i), Namespace: "argocd", Annotations: map[string]string{annotationSyncWave: fmt.Sprint(i % 2)},
+			Name: fmt.Sprintf("app-%02d", i), Namespace: "argocd", Annotations: map[string]string{hook.AnnotationSyncWave: fmt.Sprint(i % 2)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "fleet", Controller: ptr.To(true)}},
 		}}
 		app.Status.Health.Status, app.Status.Sync.Status = "Healthy", "Synced"

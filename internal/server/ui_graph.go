@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/diagram"
 )
 
@@ -110,7 +111,7 @@ func columnsOf(members []*member) map[string]int {
 			for _, c := range mb.Children {
 				changed = raise(c.App.Name, cols[mb.App.Name]+1+slices.Index(waves, c.Wave)) || changed
 			}
-			for _, d := range dependsOn(mb.App) {
+			for _, d := range application.DependsOn(mb.App) {
 				if dc, ok := cols[d]; ok && d != mb.App.Name {
 					changed = raise(mb.App.Name, dc+1) || changed
 				}
@@ -227,7 +228,7 @@ func newGraphRow(mb *member, col int) graphRow {
 	st := appStatusOf(mb)
 	r := graphRow{
 		Name: mb.App.Name, Href: appHref(mb.App.Name), Parent: mb.Parent, Set: mb.Set, Column: fmt.Sprint(col + 1),
-		DependsOn: strings.Join(dependsOn(mb.App), ", "), Health: st.health, Sync: st.sync, Operation: st.op,
+		DependsOn: strings.Join(application.DependsOn(mb.App), ", "), Health: st.health, Sync: st.sync, Operation: st.op,
 		Waits: st.waits, Stalled: st.stalled,
 	}
 	if mb.Parent != "" {
@@ -307,7 +308,7 @@ func graphEdges(members []*member, groupOf map[string]string) []diagram.Edge {
 			}
 			add(diagram.Edge{From: node(mb.Parent), To: node(mb.App.Name), Kind: diagram.Parent, Label: label})
 		}
-		for _, d := range dependsOn(mb.App) {
+		for _, d := range application.DependsOn(mb.App) {
 			if in[d] {
 				add(diagram.Edge{From: node(d), To: node(mb.App.Name), Kind: diagram.DependsOn, Label: mb.App.Name + " depends on " + d})
 			}

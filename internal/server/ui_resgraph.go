@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/diagram"
 )
 
@@ -127,7 +128,7 @@ func resourceNode(n appclient.ResourceNode, id string) diagram.Node {
 	if n.Health != nil && n.Health.Message != "" && n.Health.Status != "Healthy" {
 		node.Lines = append(node.Lines, n.Health.Message)
 	}
-	if appclient.IsApplication(n.Group, n.Kind) {
+	if application.IsApplication(n.Group, n.Kind) {
 		node.Href = appHref(n.Name)
 	}
 	node.Label = strings.Join(append(label, node.Lines...), ", ")

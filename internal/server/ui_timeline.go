@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/diagram"
-	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 // Beyond these many rows a tree's timeline folds the apps of a wave that
@@ -41,14 +41,14 @@ func syncItems(app *v1alpha1.Application, op *v1alpha1.OperationState) []syncIte
 		return nil
 	}
 	var out []syncItem
-	if st := runningState(op); st != nil {
+	if st := application.ProgressOf(op); st != nil {
 		for _, t := range st.Tasks {
-			if t.Type == wsync.TaskNamespace || t.Phase == wsync.TaskSkipped {
+			if t.Type == application.TaskNamespace || t.Phase == application.TaskSkipped {
 				continue
 			}
 			it := syncItem{
 				Wave: int64(t.Wave), Phase: string(t.SyncPhase), Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
-				Status: cmp.Or(string(t.Result), string(t.Phase)), Message: t.Message, Hook: t.Type == wsync.TaskHook,
+				Status: cmp.Or(string(t.Result), string(t.Phase)), Message: t.Message, Hook: t.Type == application.TaskHook,
 				StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
 			}
 			if it.Hook {
@@ -167,7 +167,7 @@ func appRow(mb *member, origin, now time.Time) (diagram.Row, timelineEntry) {
 	app := mb.App
 	row := diagram.Row{
 		ID: app.Name, Label: app.Name, Href: appHref(app.Name), Created: -1,
-		Parent: mb.Parent, Wave: int(mb.Wave), DependsOn: dependsOn(app),
+		Parent: mb.Parent, Wave: int(mb.Wave), DependsOn: application.DependsOn(app),
 	}
 	e := timelineEntry{Name: app.Name, Href: row.Href, Parent: mb.Parent}
 	if mb.Parent != "" {
@@ -244,7 +244,7 @@ func healthRow(row *diagram.Row, e *timelineEntry, app *v1alpha1.Application, or
 // runningSegments is a running sync's bar: syncing, and hatched from the
 // time it stalled.
 func runningSegments(row *diagram.Row, app *v1alpha1.Application, start, end float64, origin time.Time) []diagram.Segment {
-	c := condition(app, v1alpha1.ApplicationConditionSyncStalled)
+	c := application.Condition(app, v1alpha1.ApplicationConditionSyncStalled)
 	if c == nil || c.LastTransitionTime == nil {
 		return []diagram.Segment{{From: start, To: end, Phase: diagram.Syncing}}
 	}
@@ -255,7 +255,7 @@ func runningSegments(row *diagram.Row, app *v1alpha1.Application, start, end flo
 
 // waitedFor says what an app's sync waited for after the app was created.
 func waitedFor(mb *member) string {
-	if deps := dependsOn(mb.App); len(deps) > 0 {
+	if deps := application.DependsOn(mb.App); len(deps) > 0 {
 		return "for its dependencies " + strings.Join(deps, ", ")
 	}
 	if mb.Parent != "" {
@@ -293,7 +293,7 @@ func waitsOn(mb *member) string {
 	if op != nil && (op.Phase == v1alpha1.OperationRunning || op.Phase == v1alpha1.OperationTerminating) && op.Message != "" {
 		return op.Message
 	}
-	if c := condition(app, v1alpha1.ApplicationConditionDependencyWait); c != nil {
+	if c := application.Condition(app, v1alpha1.ApplicationConditionDependencyWait); c != nil {
 		return c.Message
 	}
 	if op != nil && (op.Phase == v1alpha1.OperationFailed || op.Phase == v1alpha1.OperationError) {
@@ -346,7 +346,7 @@ func objectRows(app *v1alpha1.Application, origin, now time.Time) []diagram.Row 
 		if !it.FinishedAt.IsZero() {
 			seg.To, seg.Phase = seconds(it.FinishedAt, origin), diagram.Settled
 		}
-		if it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == string(wsync.TaskFailed) {
+		if it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == application.TaskFailed {
 			seg.Phase = diagram.Failed
 		}
 		title := fmt.Sprintf("%s %s: %s, applied %s", it.Kind, qualified(it.Namespace, it.Name), it.Status, offset(it.StartedAt, origin))

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"slices"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
-	wsync "github.com/wavecd/wavecd/internal/sync"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // templateFuncs are the helpers the templates use.
@@ -118,7 +117,7 @@ func treeRoots(tree *appclient.ApplicationTree) []*treeNode {
 	byKey := map[key]*treeNode{}
 	nodes := make([]*treeNode, len(tree.Nodes))
 	for i, n := range tree.Nodes {
-		tn := &treeNode{ResourceNode: n, IsApp: appclient.IsApplication(n.Group, n.Kind)}
+		tn := &treeNode{ResourceNode: n, IsApp: application.IsApplication(n.Group, n.Kind)}
 		if n.Health != nil {
 			tn.HealthCode = string(n.Health.Status)
 		}
@@ -185,11 +184,11 @@ func waves(app *v1alpha1.Application) []waveView {
 	if op == nil || op.Phase != v1alpha1.OperationRunning {
 		return out
 	}
-	st := runningState(op)
+	st := application.ProgressOf(op)
 	for i := range out {
 		switch {
 		case st == nil:
-		case st.SyncPhase != wsync.SyncPhase("Sync"):
+		case st.SyncPhase != application.PhaseSync:
 			out[i].State = "pending"
 		case int(out[i].Wave) < st.Wave:
 			out[i].State = "done"
@@ -200,18 +199,6 @@ func waves(app *v1alpha1.Application) []waveView {
 		}
 	}
 	return out
-}
-
-// runningState decodes wavecd's saved sync state; nil when absent.
-func runningState(op *v1alpha1.OperationState) *wsync.State {
-	if op == nil || op.WavecdState == nil {
-		return nil
-	}
-	st := &wsync.State{}
-	if err := json.Unmarshal(op.WavecdState.Raw, st); err != nil {
-		return nil
-	}
-	return st
 }
 
 // timelineRow is one object of the last sync.

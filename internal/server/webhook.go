@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // DefaultMaxWebhookBytes caps a webhook body, as Argo CD's default does.
@@ -41,7 +41,7 @@ type AppLister interface {
 // Refresher requests a refresh of one Application. It must return quickly:
 // it records the request; the refresh itself happens later.
 type Refresher interface {
-	Refresh(ctx context.Context, namespace, name string, t appclient.RefreshType) error
+	Refresh(ctx context.Context, namespace, name string, t application.RefreshType) error
 }
 
 // SecretSource gives the shared secret of GitHub webhooks; "" means none
@@ -370,7 +370,7 @@ func (h *Webhook) refresh(ctx context.Context, p *push) (refreshed, failed int, 
 		if !p.affects(app) {
 			continue
 		}
-		if err := h.opts.Refresher.Refresh(ctx, app.Namespace, app.Name, appclient.RefreshNormal); err != nil {
+		if err := h.opts.Refresher.Refresh(ctx, app.Namespace, app.Name, application.RefreshNormal); err != nil {
 			slog.WarnContext(ctx, "webhook: refresh failed", "app", app.Namespace+"/"+app.Name, "error", err)
 			failed++
 			continue

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 const testSecret = "It's a Secret to Everybody"
@@ -62,7 +62,7 @@ type recordingRefresher struct {
 	apps []string
 }
 
-func (r *recordingRefresher) Refresh(_ context.Context, namespace, name string, _ appclient.RefreshType) error {
+func (r *recordingRefresher) Refresh(_ context.Context, namespace, name string, _ application.RefreshType) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.apps = append(r.apps, namespace+"/"+name)

@@ -2,19 +2,18 @@ package timeline
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
+	"github.com/wavecd/wavecd/internal/hook"
 )
-
-// syncWaveAnnotation orders child Applications in their parent's sync.
-const syncWaveAnnotation = "argocd.argoproj.io/sync-wave"
 
 // Observation is one watch event: an Application or a Pod as it is now.
 type Observation struct {
@@ -172,7 +171,10 @@ func (t *Tracker) observeApp(o Observation) []string {
 		if a.createdAt < 0 {
 			a.createdAt = o.at.Sub(t.start)
 		}
-		a.wave = o.app.Annotations[syncWaveAnnotation]
+		a.wave = ""
+		if w, ok := hook.DeclaredWave(o.app); ok {
+			a.wave = strconv.Itoa(w)
+		}
 		what := "created"
 		if o.initial {
 			what = "found from an earlier run"
@@ -332,7 +334,7 @@ func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
 	if !running {
 		return out
 	}
-	if step := stepOf(op); step != "" && step != a.step {
+	if step := application.ProgressOf(op).Step(); step != "" && step != a.step {
 		a.step = step
 		out = append(out, step+" starts")
 	}
@@ -364,25 +366,6 @@ func (a *appTrack) manualSyncHint() string {
 // kubeconfigHint is the kubeconfig of up's cluster as a user in the
 // repository's folder names it.
 const kubeconfigHint = ".wavecd/kubeconfig"
-
-// stepOf names the phase and wave a running sync works on, from the
-// executor's saved state: "wave 1", "PreSync wave 0".
-func stepOf(op *v1alpha1.OperationState) string {
-	if op.WavecdState == nil {
-		return ""
-	}
-	var st struct {
-		SyncPhase string `json:"syncPhase"`
-		Wave      int    `json:"wave"`
-	}
-	if err := json.Unmarshal(op.WavecdState.Raw, &st); err != nil || st.SyncPhase == "" {
-		return ""
-	}
-	if st.SyncPhase == "Sync" {
-		return fmt.Sprintf("wave %d", st.Wave)
-	}
-	return fmt.Sprintf("%s wave %d", st.SyncPhase, st.Wave)
-}
 
 func (a *appTrack) updateConditions(conds []v1alpha1.ApplicationCondition) []string {
 	var out []string

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/hook"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -94,7 +95,7 @@ var timelineCases = map[string]struct {
 }{
 	"an app is created, syncs and turns healthy": {
 		events: []Observation{
-			appAt("web", 1, func(a *v1alpha1.Application) { a.Annotations = map[string]string{syncWaveAnnotation: "1"} }),
+			appAt("web", 1, func(a *v1alpha1.Application) { a.Annotations = map[string]string{hook.AnnotationSyncWave: "1"} }),
 			appAt("web", 1.5, status("OutOfSync", "Missing")),
 			appAt("web", 2, both(status("OutOfSync", "Missing"), running("", `{"syncPhase":"PreSync","wave":-1}`))),
 			appAt("web", 2.5, both(status("OutOfSync", "Missing"), running("", `{"syncPhase":"Sync","wave":0}`))),
@@ -249,7 +250,7 @@ func TestDecide(t *testing.T) {
 func TestSummary(t *testing.T) {
 	tr := NewTracker(t0, []string{"root"})
 	wave := func(w string) func(*v1alpha1.Application) {
-		return func(a *v1alpha1.Application) { a.Annotations = map[string]string{syncWaveAnnotation: w} }
+		return func(a *v1alpha1.Application) { a.Annotations = map[string]string{hook.AnnotationSyncWave: w} }
 	}
 	for _, o := range []Observation{
 		appAt("root", 0.5, status("OutOfSync", "Progressing")),

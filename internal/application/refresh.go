@@ -1,4 +1,4 @@
-package appclient
+package application
 
 import (
 	"context"
@@ -51,28 +51,4 @@ func (r AnnotationRefresher) Refresh(ctx context.Context, namespace, name string
 		return fmt.Errorf("refresh application %s/%s: %w", namespace, name, err)
 	}
 	return nil
-}
-
-// Lister lists the Applications of some namespaces.
-type Lister struct {
-	Reader client.Reader
-	// Namespaces to list; empty lists every namespace.
-	Namespaces []string
-}
-
-// ListApplications returns the Applications of l.Namespaces.
-func (l Lister) ListApplications(ctx context.Context) ([]v1alpha1.Application, error) {
-	namespaces := l.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{""}
-	}
-	var apps []v1alpha1.Application
-	for _, ns := range namespaces {
-		var list v1alpha1.ApplicationList
-		if err := l.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("list applications in namespace %q: %w", ns, err)
-		}
-		apps = append(apps, list.Items...)
-	}
-	return apps, nil
 }

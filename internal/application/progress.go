@@ -1,0 +1,98 @@
+package application
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+// SyncProgress is how far a running sync has come, as wavecd records it in
+// status.operationState.wavecdState: the step it works on, whether that is
+// stalled, and each object and hook with its phase and times. It is the
+// documented view of that field for readers (the API server's pages, the
+// rehearsal); the sync engine (internal/sync) writes more, for its own
+// resumption, and nothing outside it may rely on the rest.
+type SyncProgress struct {
+	// SyncPhase is the phase being worked on (PhaseSync, "PreSync",
+	// "PostSync" or "SyncFail") and Wave its wave.
+	SyncPhase string `json:"syncPhase,omitempty"`
+	Wave      int    `json:"wave"`
+	// Stalled says why the current step is stalled: it made no progress
+	// for the stall timeout and pods it waits on cannot be scheduled; ""
+	// while it progresses.
+	Stalled string         `json:"stalled,omitempty"`
+	Tasks   []TaskProgress `json:"tasks"`
+}
+
+// TaskProgress is one object, hook or namespace of a sync.
+type TaskProgress struct {
+	// Type is TaskApply, TaskPrune, TaskHook or TaskNamespace.
+	Type      string `json:"type"`
+	SyncPhase string `json:"syncPhase"`
+	Wave      int    `json:"wave"`
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Phase is how far the task has come (TaskPending, TaskApplied, ...);
+	// Result the object's result as Argo CD names it (Synced, SyncFailed,
+	// Pruned, PruneSkipped), once there is one.
+	Phase   string `json:"phase"`
+	Result  string `json:"result,omitempty"`
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the task ran and FinishedAt when it ended, to the
+	// millisecond; zero until then.
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// The phase of the sync's main step.
+const PhaseSync = "Sync"
+
+// The task types.
+const (
+	TaskApply     = "apply"
+	TaskPrune     = "prune"
+	TaskHook      = "hook"
+	TaskNamespace = "namespace"
+)
+
+// The task phases.
+const (
+	TaskPending   = "pending"
+	TaskDryRunOK  = "dry-run-ok"
+	TaskSkipped   = "skipped"
+	TaskApplied   = "applied"
+	TaskRunning   = "running"
+	TaskSucceeded = "succeeded"
+	TaskFailed    = "failed"
+	TaskPruned    = "pruned"
+)
+
+// ProgressOf reads the progress a running (or interrupted) sync recorded
+// in op; nil when op records none.
+func ProgressOf(op *v1alpha1.OperationState) *SyncProgress {
+	if op == nil || op.WavecdState == nil {
+		return nil
+	}
+	p := &SyncProgress{}
+	if err := json.Unmarshal(op.WavecdState.Raw, p); err != nil {
+		return nil
+	}
+	return p
+}
+
+// Step names the phase and wave the sync works on: "wave 1", "PreSync
+// wave 0"; "" before it has one.
+func (p *SyncProgress) Step() string {
+	switch {
+	case p == nil || p.SyncPhase == "":
+		return ""
+	case p.SyncPhase == PhaseSync:
+		return fmt.Sprintf("wave %d", p.Wave)
+	}
+	return fmt.Sprintf("%s wave %d", p.SyncPhase, p.Wave)
+}
