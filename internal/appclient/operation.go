@@ -3,7 +3,6 @@ package appclient
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/glob"
 )
 
 // OperationInProgressError says an app already has an operation.
@@ -101,7 +101,7 @@ func checkResource(r v1alpha1.SyncOperationResource) error {
 // badPattern returns the first field of r that is not a valid glob.
 func badPattern(r v1alpha1.SyncOperationResource) (string, bool) {
 	for _, f := range []string{r.Group, r.Kind, r.Namespace, r.Name} {
-		if _, err := path.Match(f, ""); err != nil {
+		if glob.Valid(f) != nil {
 			return f, true
 		}
 	}
@@ -131,22 +131,14 @@ func selectResources(app *v1alpha1.Application, patterns []v1alpha1.SyncOperatio
 	var out []v1alpha1.SyncOperationResource
 	for _, r := range app.Status.Resources {
 		for _, p := range patterns {
-			if globMatch(p.Group, r.Group) && globMatch(p.Kind, r.Kind) && globMatch(p.Name, r.Name) &&
-				(p.Namespace == "" || globMatch(p.Namespace, r.Namespace)) {
+			if glob.Match(p.Group, r.Group) && glob.Match(p.Kind, r.Kind) && glob.Match(p.Name, r.Name) &&
+				(p.Namespace == "" || glob.Match(p.Namespace, r.Namespace)) {
 				out = append(out, v1alpha1.SyncOperationResource{Group: r.Group, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace})
 				break
 			}
 		}
 	}
 	return out
-}
-
-func globMatch(pattern, value string) bool {
-	if pattern == value {
-		return true
-	}
-	ok, err := path.Match(pattern, value)
-	return err == nil && ok
 }
 
 // operationMatches reports whether observed (status.operationState.operation)

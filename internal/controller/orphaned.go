@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"path"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +11,7 @@ import (
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/project"
 )
 
 // orphanedWarning counts, when the app's project asks for it
@@ -67,19 +67,5 @@ func isOrphan(o *unstructured.Unstructured, ignore []v1alpha1.OrphanedResourceKe
 		o.GetAnnotations()[kube.AnnotationInstallationID] == installationID && o.GetLabels()[kube.LabelInstance] != "" {
 		return false
 	}
-	for _, k := range ignore {
-		if globMatch(k.Group, gvk.Group) && globMatch(k.Kind, gvk.Kind) && globMatch(k.Name, o.GetName()) {
-			return false
-		}
-	}
-	return true
-}
-
-// globMatch matches value against a glob; an empty pattern matches all.
-func globMatch(pattern, value string) bool {
-	if pattern == "" {
-		return true
-	}
-	ok, err := path.Match(pattern, value)
-	return err == nil && ok
+	return !project.OrphanIgnored(ignore, gvk.GroupKind(), o.GetName())
 }

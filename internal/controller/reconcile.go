@@ -25,6 +25,7 @@ import (
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/metrics"
+	"github.com/wavecd/wavecd/internal/project"
 	"github.com/wavecd/wavecd/internal/provisioner"
 )
 
@@ -158,7 +159,7 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
-	if problems := checkSpec(proj, app, dest); len(problems) > 0 {
+	if problems := project.Check(proj, app, dest); len(problems) > 0 {
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil,
 			r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/project"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -165,7 +166,7 @@ func checkObjects(tgt *destination.Target, proj *v1alpha1.AppProject, desired []
 		if err != nil {
 			namespaced = o.GetNamespace() != ""
 		}
-		if err := objectPermitted(proj, o, namespaced); err != nil {
+		if err := project.ObjectPermitted(proj, o, namespaced); err != nil {
 			return err
 		}
 	}

@@ -16,34 +16,6 @@ import (
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
-func TestDestinationPermitted(t *testing.T) {
-	edge := &cluster.Cluster{Name: "edge", Server: "https://10.0.0.7:6443"}
-	local := cluster.InCluster()
-	tests := map[string]struct {
-		allowed   []v1alpha1.ApplicationDestination
-		dest      *cluster.Cluster
-		namespace string
-		want      bool
-	}{
-		"by server":                {[]v1alpha1.ApplicationDestination{{Server: "https://10.0.0.7:6443", Namespace: "*"}}, edge, "web", true},
-		"by name":                  {[]v1alpha1.ApplicationDestination{{Name: "edge", Namespace: "web"}}, edge, "web", true},
-		"by server glob":           {[]v1alpha1.ApplicationDestination{{Server: "https://10.0.0.*", Namespace: "*"}}, edge, "web", true},
-		"namespace must match too": {[]v1alpha1.ApplicationDestination{{Name: "edge", Namespace: "api"}}, edge, "web", false},
-		"another cluster":          {[]v1alpha1.ApplicationDestination{{Name: "prod", Server: "https://prod", Namespace: "*"}}, edge, "web", false},
-		"in-cluster by name":       {[]v1alpha1.ApplicationDestination{{Name: "in-cluster", Namespace: "*"}}, local, "web", true},
-		"in-cluster by server":     {[]v1alpha1.ApplicationDestination{{Server: InClusterServer, Namespace: "*"}}, local, "web", true},
-		"a negated namespace":      {[]v1alpha1.ApplicationDestination{{Server: "*", Namespace: "!kube-system"}}, edge, "kube-system", false},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{Destinations: tt.allowed}}
-			if got := destinationPermitted(proj, tt.dest, tt.namespace); got != tt.want {
-				t.Errorf("destinationPermitted = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 // TestRegisteredDestination deploys through a registered cluster Secret
 // that points back at the test cluster under another name, so a remote
 // target (its own clients and live cache) is built without a second

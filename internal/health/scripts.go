@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wavecd/wavecd/internal/glob"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -50,7 +51,7 @@ func (s *scriptSet) lookup(gk schema.GroupKind) *Script {
 		return script
 	}
 	for _, w := range s.wildcards {
-		if globMatch(w.key, key) {
+		if glob.Match(w.key, key) {
 			return w.script
 		}
 	}
@@ -73,31 +74,4 @@ func (s *scriptSet) len() int { return len(s.exact) + len(s.wildcards) }
 // literalLen counts the characters of a pattern that are not wildcards.
 func literalLen(pattern string) int {
 	return len(pattern) - strings.Count(pattern, "*") - strings.Count(pattern, "?")
-}
-
-// globMatch reports whether name matches pattern, where "*" matches any run of
-// characters ("/" included, as in Argo CD) and "?" any one character.
-func globMatch(pattern, name string) bool {
-	p, n := 0, 0
-	star, mark := -1, 0
-	for n < len(name) {
-		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
-			p++
-			n++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, n
-			p++
-		case star >= 0:
-			p = star + 1
-			mark++
-			n = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
 }

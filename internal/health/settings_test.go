@@ -138,26 +138,3 @@ func TestParseSettingsErrors(t *testing.T) {
 		})
 	}
 }
-
-func TestGlobMatch(t *testing.T) {
-	tests := map[string]struct {
-		pattern, name string
-		want          bool
-	}{
-		"star matches a group":         {"*.crossplane.io/*", "ec2.aws.crossplane.io/VPC", true},
-		"star crosses slashes":         {"*", "apps/Deployment", true},
-		"literal must match":           {"*.crossplane.io/*", "ec2.aws.example.com/VPC", false},
-		"question mark is one char":    {"apps/Deploymen?", "apps/Deployment", true},
-		"question mark needs one char": {"apps/Deployment?", "apps/Deployment", false},
-		"star in the middle":           {"a*c", "abbbc", true},
-		"trailing text must match":     {"a*c", "abbbd", false},
-		"empty pattern":                {"", "x", false},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := globMatch(tc.pattern, tc.name); got != tc.want {
-				t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
-			}
-		})
-	}
-}

@@ -3,13 +3,12 @@ package syncwindow
 import (
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/glob"
 )
 
 // Window kinds.
@@ -165,25 +164,15 @@ func (w *Window) Matches(t Target) bool {
 	return matched > 0
 }
 
+// anyMatch reports whether a pattern matches a value: globs, where a
+// leading `!` matches every other value.
 func anyMatch(patterns, values []string) bool {
 	for _, p := range patterns {
 		for _, v := range values {
-			if v != "" && glob(p, v) {
+			if v != "" && glob.Negatable(p, v) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// glob matches Argo CD's window patterns: `*` anywhere, `!` negation.
-func glob(pattern, value string) bool {
-	if rest, ok := strings.CutPrefix(pattern, "!"); ok {
-		return !glob(rest, value)
-	}
-	if pattern == "*" || pattern == value {
-		return true
-	}
-	ok, err := path.Match(pattern, value)
-	return err == nil && ok
 }
