@@ -9,9 +9,8 @@
 // an AppProject's sourceRepos ('/' is a separator) and destinations take
 // a leading `!` as a deny rule (internal/project, through Negatable); its
 // resource lists are file-name patterns (path.Match), without `!`;
-// orphaned-resource ignore rules (internal/project), resource
-// customization keys (internal/health) and `wavecd app sync --resource`
-// patterns (internal/appclient) are plain Match; sync windows
-// (internal/syncwindow) take a leading `!` as Negatable does. RBAC
-// policies have their own matching (internal/rbac).
+// sync windows (internal/syncwindow), orphaned-resource ignore rules
+// (internal/project), resource customization keys (internal/health) and
+// `wavecd app sync --resource` patterns (internal/appclient) are plain
+// Match. RBAC policies have their own matching (internal/rbac).
 package glob

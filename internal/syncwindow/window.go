@@ -164,12 +164,13 @@ func (w *Window) Matches(t Target) bool {
 	return matched > 0
 }
 
-// anyMatch reports whether a pattern matches a value: globs, where a
-// leading `!` matches every other value.
+// anyMatch reports whether a pattern matches a value, as Argo CD matches a
+// window's applications, namespaces and clusters: wildcards, without
+// negation.
 func anyMatch(patterns, values []string) bool {
 	for _, p := range patterns {
 		for _, v := range values {
-			if v != "" && glob.Negatable(p, v) {
+			if v != "" && glob.Match(p, v) {
 				return true
 			}
 		}
