@@ -190,7 +190,7 @@ func appStates(t *testing.T, env *testenv.Env, ns string, names []string) (map[s
 // waitSyncedHealthy waits until every named app is Synced and Healthy.
 func waitSyncedHealthy(t *testing.T, env *testenv.Env, ns string, names []string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, fmt.Sprintf("apps %v Synced and Healthy", names), func() (bool, string) {
+	testenv.EventuallyState(t, timeout, fmt.Sprintf("apps %v Synced and Healthy", names), func() (bool, string) {
 		states, summary := appStates(t, env, ns, names)
 		ok := len(states) == len(names)
 		for _, s := range states {

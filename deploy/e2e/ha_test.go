@@ -46,7 +46,7 @@ func TestHAFailover(t *testing.T) {
 
 	// Kill the leader once wave 2 is applied: the migrate hook has run and
 	// two slow waves and the PostSync hook are still to come.
-	eventually(t, 90*time.Second, "the sync to reach wave 2", func() (bool, string) {
+	testenv.EventuallyState(t, 90*time.Second, "the sync to reach wave 2", func() (bool, string) {
 		_, err := env.Client.AppsV1().Deployments(ns).Get(t.Context(), "wave-2", metav1.GetOptions{})
 		_, s, _ := getApp(t, env, ns, "waves")
 		return err == nil, s.String()
@@ -66,7 +66,7 @@ func TestHAFailover(t *testing.T) {
 	t.Logf("failover: leader killed -> lease acquired by the standby %s, -> its first reconcile %s",
 		took.acquired.Round(time.Millisecond), took.reconciled.Round(time.Millisecond))
 
-	eventually(t, 2*time.Minute, "the sync to succeed after the failover", func() (bool, string) {
+	testenv.EventuallyState(t, 2*time.Minute, "the sync to succeed after the failover", func() (bool, string) {
 		_, s, _ := getApp(t, env, ns, "waves")
 		return s.syncedHealthy() && s.Phase == "Succeeded", s.String()
 	})
@@ -102,7 +102,7 @@ func checkKilled(t *testing.T, env *testenv.Env, ns string, p hostProcess) {
 // reconciles, which its metrics show.
 func findLeader(t *testing.T, procs []hostProcess) (leader, standby hostProcess) {
 	t.Helper()
-	eventually(t, 60*time.Second, "one replica to reconcile", func() (bool, string) {
+	testenv.EventuallyState(t, 60*time.Second, "one replica to reconcile", func() (bool, string) {
 		var counts []float64
 		for _, p := range procs {
 			n, err := reconciles(t.Context(), p.listenAddr(t))
@@ -159,7 +159,7 @@ type takeover struct{ acquired, reconciled time.Duration }
 func waitTakeover(t *testing.T, env *testenv.Env, ns string, old lease, standby hostProcess, killed time.Time) takeover {
 	t.Helper()
 	var took takeover
-	eventually(t, 60*time.Second, "another holder to take the lease", func() (bool, string) {
+	testenv.EventuallyState(t, 60*time.Second, "another holder to take the lease", func() (bool, string) {
 		now := leaseOf(t, env, ns)
 		if now.holder == "" || now.holder == old.holder {
 			return false, fmt.Sprintf("held by %q", now.holder)
@@ -168,7 +168,7 @@ func waitTakeover(t *testing.T, env *testenv.Env, ns string, old lease, standby 
 		return true, ""
 	})
 	addr := standby.listenAddr(t)
-	eventually(t, 60*time.Second, "the standby to reconcile", func() (bool, string) {
+	testenv.EventuallyState(t, 60*time.Second, "the standby to reconcile", func() (bool, string) {
 		n, err := reconciles(t.Context(), addr)
 		if err != nil || n == 0 {
 			return false, fmt.Sprintf("reconciles %v (%v)", n, err)

@@ -102,7 +102,7 @@ func TestHelmInstallWithoutManageRule(t *testing.T) {
 	waitProcesses(t, env, ns, controllerPods, 1)
 	applyApp(t, env, root)
 	refused := fmt.Sprintf("is forbidden: User %q", "system:serviceaccount:"+ns+":"+release+"-controller")
-	eventually(t, 90*time.Second, "app-a to report "+refused, func() (bool, string) {
+	testenv.EventuallyState(t, 90*time.Second, "app-a to report "+refused, func() (bool, string) {
 		states, summary := appStates(t, env, ns, demoApps)
 		a, ok := states["app-a"]
 		return ok && containsFold(append(a.Conditions, a.Message), refused), summary

@@ -182,19 +182,3 @@ func ensureCRDs(t *testing.T, env *testenv.Env) {
 		t.Fatalf("install CRDs: %v", crdsErr)
 	}
 }
-
-// eventually polls cond every 200ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last state:\n%s", what, timeout, state)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

@@ -68,7 +68,7 @@ func runningProcesses(ctx context.Context, env *testenv.Env, ns, selector string
 func waitProcesses(t *testing.T, env *testenv.Env, ns, selector string, want int) []hostProcess {
 	t.Helper()
 	var procs []hostProcess
-	eventually(t, 90*time.Second, fmt.Sprintf("%d pods %s in %s running as host processes", want, selector, ns), func() (bool, string) {
+	testenv.EventuallyState(t, 90*time.Second, fmt.Sprintf("%d pods %s in %s running as host processes", want, selector, ns), func() (bool, string) {
 		var state string
 		var err error
 		procs, state, err = runningProcesses(t.Context(), env, ns, selector)

@@ -72,7 +72,7 @@ func TestSelfManaged(t *testing.T) {
 
 	repo.Commit(map[string]string{"e2e/values.yaml": withHealthCheck(t, readFile(t, selfManagedValues))}, "add a ConfigMap health check")
 	refreshApp(t, env, ns, "wavecd")
-	eventually(t, 90*time.Second, "the controller to sync the health check into argocd-cm", func() (bool, string) {
+	testenv.EventuallyState(t, 90*time.Second, "the controller to sync the health check into argocd-cm", func() (bool, string) {
 		cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "argocd-cm", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -80,7 +80,7 @@ func TestSelfManaged(t *testing.T) {
 		_, s, _ := getApp(t, env, ns, "wavecd")
 		return cm.Data[healthCheckKey] == brokenConfigMapCheck, "wavecd: " + s.String()
 	})
-	eventually(t, 60*time.Second, "the probe app to turn Degraded", func() (bool, string) {
+	testenv.EventuallyState(t, 60*time.Second, "the probe app to turn Degraded", func() (bool, string) {
 		_, s, _ := getApp(t, env, ns, "probe")
 		return s.Health == "Degraded", "probe: " + s.String()
 	})

@@ -57,15 +57,7 @@ func start(t *testing.T, o harnessOptions) *harness {
 
 // run runs a component until the test ends.
 func (h *harness) run(name string, start func(context.Context) error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- start(ctx) }()
-	h.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			h.t.Errorf("%s stopped with an error: %v", name, err)
-		}
-	})
+	testenv.Start(h.t, name, start)
 }
 
 // createSet creates an ApplicationSet from YAML, with NAMESPACE and REPO
@@ -140,14 +132,12 @@ func (h *harness) appNames() []string {
 // eventually polls cond until it holds; describe says what was last seen.
 func (h *harness) eventually(timeout time.Duration, what string, cond func() bool, describe func() string) {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	testenv.EventuallyState(h.t, timeout, what, func() (bool, string) {
 		if cond() {
-			return
+			return true, ""
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	h.t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, describe())
+		return false, describe()
+	})
 }
 
 // condition returns the set's condition of a type.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -91,13 +92,12 @@ func writeFolder(t *testing.T, dir string, manifests ...string) string {
 	if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	files := map[string]string{}
 	for _, m := range manifests {
 		u := decode(t, m)
-		name := strings.ToLower(u.GetKind()) + "-" + u.GetName() + ".yaml"
-		if err := os.WriteFile(filepath.Join(root, dir, name), []byte(m), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[filepath.Join(dir, strings.ToLower(u.GetKind())+"-"+u.GetName()+".yaml")] = m
 	}
+	folder.Write(t, root, files)
 	return root
 }
 

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -302,7 +300,7 @@ func TestAppWaitFollowsChanges(t *testing.T) {
 	ns, c := appCluster(t)
 	createFixtures(t, c, ns, "broken", "guestbook")
 	setHealth(t, c, ns, "broken", "Progressing")
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 	root.SetArgs([]string{"app", "wait", "broken", "--health", "--timeout", "30", "--kubeconfig", testenv.Get(t).Kubeconfig, "-n", ns})
 	result := make(chan error, 1)
@@ -331,24 +329,6 @@ func setHealth(t *testing.T, c client.Client, ns, name string, health v1alpha1.H
 	if err := c.Patch(t.Context(), app, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestAppUnknownApp(t *testing.T) {

@@ -155,17 +155,8 @@ func startControllers(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, start := range map[string]func(context.Context) error{"application controller": apps.Start, "applicationset controller": sets.Start} {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- start(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("%s stopped with an error: %v", name, err)
-			}
-		})
-	}
+	testenv.Start(t, "application controller", apps.Start)
+	testenv.Start(t, "applicationset controller", sets.Start)
 }
 
 var (

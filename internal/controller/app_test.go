@@ -71,7 +71,7 @@ func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 		if err := h.c.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "color back to blue", func() bool {
+		testenv.Eventually(t, 30*time.Second, "color back to blue", func() bool {
 			got := &corev1.ConfigMap{}
 			return h.c.Get(ctx, key, got) == nil && got.Data["color"] == "blue"
 		})
@@ -88,7 +88,7 @@ func TestAppSyncsPrunesAndSelfHeals(t *testing.T) {
 			"guestbook/deployment.yaml": "",
 		}, "drop size and the deployment")
 		h.refresh("guestbook")
-		eventually(t, 60*time.Second, "key size removed and deployment pruned", func() bool {
+		testenv.Eventually(t, 60*time.Second, "key size removed and deployment pruned", func() bool {
 			got := &corev1.ConfigMap{}
 			if h.c.Get(ctx, key, got) != nil {
 				return false
@@ -122,7 +122,7 @@ func testRefreshAnnotation(t *testing.T, h *harness, repo *testenv.GitRepo) {
 	h.waitApp("guestbook", 30*time.Second, "Synced and Healthy", syncedHealthy)
 	repo.Commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	h.annotate("guestbook", AnnotationRefresh, "hard")
-	eventually(t, 30*time.Second, "color green", func() bool {
+	testenv.Eventually(t, 30*time.Second, "color green", func() bool {
 		got := &corev1.ConfigMap{}
 		return h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "settings"}, got) == nil && got.Data["color"] == "green"
 	})
@@ -254,16 +254,4 @@ func (h *harness) refresh(name string) {
 	if err := h.ctrl.Refresh(context.Background(), h.ns, name, false); err != nil {
 		h.t.Fatal(err)
 	}
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
 }

@@ -88,7 +88,7 @@ func TestDeletionHooks(t *testing.T) {
 	if err := h.c.Delete(context.Background(), app); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "the app gone", func() bool { return h.app("teardown") == nil })
+	testenv.Eventually(t, 60*time.Second, "the app gone", func() bool { return h.app("teardown") == nil })
 	got := events()
 	want := []string{"ADDED Job backup-", "DELETED ConfigMap settings", "ADDED Job notify", "DELETED Job notify"}
 	if d := cmp.Diff(want, got, cmpopts.IgnoreSliceElements(func(s string) bool { return s == "DELETED Job backup-" })); d != "" {

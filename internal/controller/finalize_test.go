@@ -45,7 +45,7 @@ func TestFinalizer(t *testing.T) {
 			if err := h.c.Delete(ctx, app); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 30*time.Second, "the app gone", func() bool { return h.app(name) == nil })
+			testenv.Eventually(t, 30*time.Second, "the app gone", func() bool { return h.app(name) == nil })
 			err := h.c.Get(ctx, cm, &corev1.ConfigMap{})
 			switch {
 			case tc.objectsStay && err != nil:

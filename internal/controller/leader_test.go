@@ -44,7 +44,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 	repo.Commit(map[string]string{"guestbook/configmap.yaml": strings.Replace(guestbookConfigMap, "blue", "green", 1)}, "green")
 	h.annotate("guestbook", AnnotationRefresh, "normal")
-	eventually(t, 30*time.Second, "the new leader to sync the change", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the new leader to sync the change", func() bool {
 		cm := &corev1.ConfigMap{}
 		return h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "settings"}, cm) == nil && cm.Data["color"] == "green"
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	stdsync "sync"
 	"testing"
 	"time"
 
@@ -56,20 +55,7 @@ func (h *harness) runController(opts Options) (ctrl *Controller, stop func()) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Start(ctx) }()
-	var once stdsync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				h.t.Errorf("controller stopped with an error: %v", err)
-			}
-		})
-	}
-	h.t.Cleanup(stop)
-	return ctrl, stop
+	return ctrl, testenv.Start(h.t, "controller", ctrl.Start)
 }
 
 // in returns a copy of h that reports to t, for subtests.

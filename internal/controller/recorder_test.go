@@ -81,7 +81,7 @@ func TestEventsRecorded(t *testing.T) {
 		{corev1.EventTypeNormal, ReasonOperationStarted, "test initiated sync to " + head},
 	})
 	var got []corev1.Event
-	eventually(t, 60*time.Second, "a Warning OperationCompleted on broken that names Not_A_Name", func() bool {
+	testenv.Eventually(t, 60*time.Second, "a Warning OperationCompleted on broken that names Not_A_Name", func() bool {
 		got = h.appEvents("broken")
 		return slices.ContainsFunc(got, func(e corev1.Event) bool {
 			return e.Reason == ReasonOperationCompleted && e.Type == corev1.EventTypeWarning &&

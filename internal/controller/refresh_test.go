@@ -22,7 +22,7 @@ func TestQuietRefresh(t *testing.T) {
 
 	for i := range 2 {
 		h.refresh("guestbook")
-		eventually(t, 30*time.Second, "the refresh", func() bool {
+		testenv.Eventually(t, 30*time.Second, "the refresh", func() bool {
 			at, ok := h.ctrl.rec.compared.get("guestbook")
 			return ok && at.After(before.Status.ReconciledAt.Add(time.Duration(i+1)*time.Second))
 		})

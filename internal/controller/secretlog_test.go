@@ -57,7 +57,7 @@ func TestCWE532SecretsNotLogged(t *testing.T) {
 	h.apply(strings.NewReplacer("REPO", repo.Dir, "guestbook", "broken").Replace(guestbookApp))
 	ctx := context.Background()
 	key := client.ObjectKey{Namespace: h.ns, Name: "creds"}
-	eventually(t, 60*time.Second, "Secret creds created", func() bool { return h.c.Get(ctx, key, &corev1.Secret{}) == nil })
+	testenv.Eventually(t, 60*time.Second, "Secret creds created", func() bool { return h.c.Get(ctx, key, &corev1.Secret{}) == nil })
 
 	// Drift: the live Secret's values change, self-heal diffs and logs.
 	sec := &corev1.Secret{}
@@ -73,7 +73,7 @@ func TestCWE532SecretsNotLogged(t *testing.T) {
 			t.Logf("log:\n%s", logs.String())
 		}
 	})
-	eventually(t, 30*time.Second, "an out-of-sync line for Secret/creds", func() bool {
+	testenv.Eventually(t, 30*time.Second, "an out-of-sync line for Secret/creds", func() bool {
 		return strings.Contains(logs.String(), "object=Secret/creds diff=")
 	})
 	// The API server's managed-resources diff, which logs as the
@@ -85,7 +85,7 @@ func TestCWE532SecretsNotLogged(t *testing.T) {
 	if len(diffs) == 0 {
 		t.Fatal("no diff for the API server's view; the broken Secret should be out of sync")
 	}
-	eventually(t, 30*time.Second, "an out-of-sync line for Secret/broken", func() bool {
+	testenv.Eventually(t, 30*time.Second, "an out-of-sync line for Secret/broken", func() bool {
 		return strings.Contains(logs.String(), "object=Secret/broken diff=")
 	})
 

@@ -54,7 +54,7 @@ func TestServer(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "refreshed 1 application(s)") {
 		t.Fatalf("push = %d %q, want 200 and one app refreshed", code, body)
 	}
-	eventually(t, 30*time.Second, "the pushed color applied", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the pushed color applied", func() bool {
 		cm := &corev1.ConfigMap{}
 		return h.c.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "settings"}, cm) == nil && cm.Data["color"] == "green"
 	})

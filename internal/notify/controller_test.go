@@ -95,25 +95,7 @@ func (h *harness) startNotify() {
 
 // run runs a component until the test ends or the returned stop.
 func (h *harness) run(name string, start func(context.Context) error) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- start(ctx) }()
-	var once stdsync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					h.t.Errorf("%s stopped with an error: %v", name, err)
-				}
-			case <-time.After(30 * time.Second):
-				h.t.Errorf("%s did not stop within 30s", name)
-			}
-		})
-	}
-	h.t.Cleanup(stop)
-	return stop
+	return testenv.Start(h.t, name, start)
 }
 
 func (h *harness) create(obj client.Object) {
@@ -151,12 +133,7 @@ func (h *harness) get(name string) *v1alpha1.Application {
 
 func (h *harness) eventually(timeout time.Duration, what string, cond func() bool) {
 	h.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	h.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	testenv.Eventually(h.t, timeout, what, cond)
 }
 
 func settled(a *v1alpha1.Application) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/testenv"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // example is the seed demo, relative to this package.
@@ -303,7 +304,7 @@ func (e *rehearsalEnv) notSettled() {
 	}
 
 	repo := t.TempDir()
-	testenv.WriteFiles(t, repo, map[string]string{"apps/root.yaml": brokenRoot})
+	folder.Write(t, repo, map[string]string{"apps/root.yaml": brokenRoot})
 	out = &testenv.SyncBuffer{}
 	u = e.up("", out)
 	u.Repo, u.StallAfter = repo, 5*time.Second

@@ -18,6 +18,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
 	"github.com/wavecd/wavecd/internal/testenv"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // notificationSettings is a settings file in Argo CD's format: services
@@ -125,7 +126,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	smtp := notifytest.NewSMTPServer(t)
 	settings := filepath.Join(t.TempDir(), "notifications.yaml")
 	cert := "    " + strings.ReplaceAll(strings.TrimSpace(smtp.CertPEM), "\n", "\n    ") + "\n"
-	testenv.WriteFiles(t, filepath.Dir(settings), map[string]string{filepath.Base(settings): strings.NewReplacer(
+	folder.Write(t, filepath.Dir(settings), map[string]string{filepath.Base(settings): strings.NewReplacer(
 		"RECEIVER", rcv.URL, "SMTP_PORT", fmt.Sprint(smtp.Port), "CERT", cert).Replace(notificationSettings)})
 
 	// The first revision: every app deploys.

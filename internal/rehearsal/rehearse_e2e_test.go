@@ -6,10 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -413,35 +411,20 @@ func localClusterBinary(t *testing.T) string {
 }
 
 // buildKarpenter builds karpenter-kwok and copies Karpenter's CRDs into
-// binDir when either is missing, under the lock the test packages take to
-// build bin/. A cold build takes minutes.
+// binDir when either is missing. A cold build takes minutes.
 func buildKarpenter(t *testing.T, binDir string) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := os.OpenFile(filepath.Join(binDir, ".localcluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close as well
-	crds, _ := filepath.Glob(filepath.Join(binDir, "karpenter-crds", "*.yaml"))
-	if _, err := os.Stat(filepath.Join(binDir, "karpenter-kwok")); err == nil && len(crds) > 0 {
-		return
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, filepath.Join(root, "localcluster", "karpenter", "build.sh"), binDir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("build karpenter-kwok: %v\n%s", err, out)
+	if err := testenv.BuildKarpenter(ctx, root, binDir); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("karpenter-kwok built into %s in %s", binDir, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("karpenter-kwok ready in %s in %s", binDir, time.Since(start).Round(100*time.Millisecond))
 }
 
 // routeToFile points the controller's logs (slog's default) at the run's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // bigChartRepo commits a chart with n templates to a new Git repository.
@@ -41,7 +42,7 @@ spec:
             {{- end }}
 `, i, i, i, i)
 	}
-	writeFiles(tb, dir, files)
+	folder.Write(tb, dir, files)
 	commitAll(tb, dir)
 	return dir
 }
@@ -160,7 +161,7 @@ func BenchmarkRender50Templates(b *testing.B) {
 
 func TestFreshRenderReplacesTheCachedResult(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	folder.Write(t, dir, map[string]string{
 		"stamp/Chart.yaml": "apiVersion: v2\nname: stamp\nversion: 1.0.0\n",
 		// Each render of the chart writes the time it ran.
 		"stamp/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stamp}\n" +

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // names lists objects as kind/name.
@@ -153,7 +154,7 @@ func TestDirectoryErrors(t *testing.T) {
 
 func TestDirectorySkipsAreWarnings(t *testing.T) {
 	outside := t.TempDir()
-	writeFiles(t, outside, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\n"})
+	folder.Write(t, outside, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside\n"})
 	tests := map[string]struct {
 		files        map[string]string
 		recurse      bool

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // depChartFiles is a chart "app" that depends on repochart from repoURL
@@ -62,7 +63,7 @@ func TestGitChartDependencies(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			work := t.TempDir()
-			writeFiles(t, work, depChartFiles(tc.repoURL, tc.constraint, tc.lock))
+			folder.Write(t, work, depChartFiles(tc.repoURL, tc.constraint, tc.lock))
 			commitAll(t, work)
 			gitMirror := source.Mirrors{}
 			gitMirror.Add(gitURL, work)
@@ -99,7 +100,7 @@ func helmTemplateVendored(t *testing.T, chartDir, archive string) []*unstructure
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, chart, map[string]string{"charts/" + filepath.Base(archive): string(data)})
+	folder.Write(t, chart, map[string]string{"charts/" + filepath.Base(archive): string(data)})
 	objs, err := parseHelmOutput(runHelm(t, chart, "template", "bench", ".", "--namespace", "bench", "--kube-version", testKubeVersion), 0)
 	if err != nil {
 		t.Fatal(err)

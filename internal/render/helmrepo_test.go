@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // chartRepo packages versions of a small chart with the helm CLI and
@@ -27,7 +28,7 @@ func chartRepo(t *testing.T, versions ...string) string {
 			"values-extra.yaml": "message: extra\n",
 			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  version: {{ .Chart.Version }}\n  message: {{ .Values.message }}\n",
 		}
-		writeFiles(t, src, files)
+		folder.Write(t, src, files)
 		runHelm(t, src, "package", ".", "--destination", out)
 	}
 	runHelm(t, out, "repo", "index", ".")

@@ -15,13 +15,14 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // helmChartsRepo writes a repository whose kustomization inflates a chart
 // vendored in charts/ and one pulled from the chart repository at url.
 func helmChartsRepo(t *testing.T, url string) string {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	folder.Write(t, dir, map[string]string{
 		"app/kustomization.yaml": `namespace: shop
 namePrefix: k-
 resources:

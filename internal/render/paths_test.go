@@ -1,13 +1,12 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // treeOf writes files (content, or "-> target" for a symlink) into a
@@ -15,28 +14,8 @@ import (
 func treeOf(t *testing.T, files map[string]string) *source.Tree {
 	t.Helper()
 	dir := t.TempDir()
-	writeFiles(t, dir, files)
+	folder.Write(t, dir, files)
 	return fixtureTree(t, dir)
-}
-
-// writeFiles writes files into dir; content "-> target" makes a symlink.
-func writeFiles(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(content, "-> "); ok {
-			if err := os.Symlink(target, p); err != nil {
-				tb.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
 }
 
 const tinyChart = "apiVersion: v2\nname: tiny\nversion: 0.1.0\n"

@@ -156,15 +156,7 @@ func startController(t testing.TB, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller stopped with an error: %v", err)
-		}
-	})
+	testenv.Start(t, "controller", ctrl.Start)
 }
 
 // demoApp is an Application of the health-check demo's charts, synced

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	testfolder "github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 func TestResolveRevisions(t *testing.T) {
@@ -151,7 +153,7 @@ func TestBasicAuth(t *testing.T) {
 func TestMirrorsAndLocalRepos(t *testing.T) {
 	repo := newTestRepo(t)
 	folder := t.TempDir()
-	writeFolder(t, folder, map[string]string{"app/cm.yaml": "rev: folder\n"})
+	testfolder.Write(t, folder, map[string]string{"app/cm.yaml": "rev: folder\n"})
 	mirrors := Mirrors{}
 	mirrors.Add("https://github.com/acme/seed.git", repo.work)
 	mirrors.Add("https://github.com/acme/plain", folder)

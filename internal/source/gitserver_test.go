@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // git runs the git CLI in dir with a fixed identity and returns its output.
@@ -31,7 +33,7 @@ func runGit(t *testing.T, dir string, args ...string) string {
 // commitFiles writes files into the work tree dir and commits them.
 func commitFiles(t *testing.T, dir, msg string, files map[string]string) string {
 	t.Helper()
-	writeFolder(t, dir, files)
+	folder.Write(t, dir, files)
 	runGit(t, dir, "add", "-A")
 	runGit(t, dir, "commit", "-q", "-m", msg)
 	return runGit(t, dir, "rev-parse", "HEAD")

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 func TestTarRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	writeFolder(t, dir, map[string]string{
+	folder.Write(t, dir, map[string]string{
 		"app/cm.yaml": "kind: ConfigMap\n", "app/link.yaml": "-> cm.yaml", "app/passwd": "-> /etc/passwd", "up": "-> ..",
 	})
 	if err := os.WriteFile(filepath.Join(dir, "app", "run.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {

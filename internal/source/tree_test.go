@@ -3,45 +3,17 @@ package source
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
-
-// writeFolder creates files (content) and symlinks ("-> target") under dir.
-func writeFolder(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := cutPrefix(content, "-> "); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return s, false
-}
 
 func TestTreeFollowsSymlinksInsideOnly(t *testing.T) {
 	dir := t.TempDir()
-	writeFolder(t, dir, map[string]string{
+	folder.Write(t, dir, map[string]string{
 		"a/file.yaml":       "x: 1\n",
 		"a/link.yaml":       "-> file.yaml",
 		"b/dirlink":         "-> ../a",
@@ -85,7 +57,7 @@ func TestTreeFollowsSymlinksInsideOnly(t *testing.T) {
 
 func TestTreeIsAnFS(t *testing.T) {
 	dir := t.TempDir()
-	writeFolder(t, dir, map[string]string{"a/b.yaml": "b", "c.json": "{}", ".git/HEAD": "ref"})
+	folder.Write(t, dir, map[string]string{"a/b.yaml": "b", "c.json": "{}", ".git/HEAD": "ref"})
 	tree, err := ReadDir(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -49,20 +49,33 @@ type binary struct {
 	name, module, pkg string
 }
 
+// lockBin takes the lock test packages building into bin take, waiting
+// for it; the returned function releases it.
+func lockBin(bin string) (func(), error) {
+	lock, err := os.OpenFile(filepath.Join(bin, ".localcluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open build lock: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("take build lock: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		lock.Close()
+	}, nil
+}
+
 func buildLocked(ctx context.Context, root string, b binary) (string, error) {
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return "", fmt.Errorf("create bin directory: %w", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(bin, ".localcluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockBin(bin)
 	if err != nil {
-		return "", fmt.Errorf("open build lock: %w", err)
+		return "", err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("take build lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close as well
+	defer unlock()
 	out := filepath.Join(bin, b.name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, b.pkg)
 	cmd.Dir = filepath.Join(root, b.module)
@@ -70,4 +83,25 @@ func buildLocked(ctx context.Context, root string, b binary) (string, error) {
 		return "", fmt.Errorf("build %s: %w\n%s", b.name, err, log)
 	}
 	return out, nil
+}
+
+// BuildKarpenter builds Karpenter's KWOK provider (karpenter-kwok) and
+// copies Karpenter's CRDs (karpenter-crds/) into binDir, with
+// localcluster/karpenter/build.sh under root, when either is missing, under
+// the lock BuildLocalCluster takes. A cold build takes minutes.
+func BuildKarpenter(ctx context.Context, root, binDir string) error {
+	unlock, err := lockBin(binDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	crds, _ := filepath.Glob(filepath.Join(binDir, "karpenter-crds", "*.yaml"))
+	if _, err := os.Stat(filepath.Join(binDir, "karpenter-kwok")); err == nil && len(crds) > 0 {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "localcluster", "karpenter", "build.sh"), binDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build karpenter-kwok: %w\n%s", err, out)
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package argopatterns
 
 import (
-	"context"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +12,7 @@ import (
 	"github.com/wavecd/wavecd/internal/controller"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/rehearsal"
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // startController runs a controller against cfg with nothing but what the
@@ -24,15 +24,7 @@ func startController(t *testing.T, cfg *rest.Config) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Start(ctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	}
+	return testenv.Start(t, "controller", ctrl.Start)
 }
 
 // trackedKinds are the kinds whose tracked objects must all be gone after

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
-	"github.com/wavecd/wavecd/internal/testenv"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // calicoKarpenter is the example the rehearse scenarios come from,
@@ -73,7 +73,7 @@ func TestLoadScenario(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			testenv.WriteFiles(t, dir, tc.files)
+			folder.Write(t, dir, tc.files)
 			_, err := Load(dir, tc.name)
 			if err == nil {
 				t.Fatal("no error")
@@ -92,7 +92,7 @@ func TestScenarioNeeds(t *testing.T) {
 	if err := s.CheckNeeds(bin); err == nil || err.Error() != want {
 		t.Errorf("checkNeeds = %v, want %s", err, want)
 	}
-	testenv.WriteFiles(t, bin, map[string]string{"karpenter-kwok": "", "karpenter-crds/a.yaml": ""})
+	folder.Write(t, bin, map[string]string{"karpenter-kwok": "", "karpenter-crds/a.yaml": ""})
 	if err := s.CheckNeeds(bin); err != nil {
 		t.Errorf("checkNeeds with everything there: %v", err)
 	}

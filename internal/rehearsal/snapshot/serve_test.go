@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
-	"github.com/wavecd/wavecd/internal/testenv"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // serveOptions are the options wavecd up serves repo with, from the
@@ -22,7 +22,7 @@ func TestServeRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := t.TempDir()
-	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": string(twoRoots)})
+	folder.Write(t, src, map[string]string{"apps/root.yaml": string(twoRoots)})
 	ws := filepath.Join(t.TempDir(), ".wavecd")
 	snap, err := Serve(t.Context(), serveOptions(src, ws))
 	if err != nil {

@@ -9,12 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/internal/source"
-	"github.com/wavecd/wavecd/internal/testenv"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 func TestSnapshotIsReadByTheController(t *testing.T) {
 	src := t.TempDir()
-	testenv.WriteFiles(t, src, map[string]string{
+	folder.Write(t, src, map[string]string{
 		".gitignore":              ".wavecd/\n*.tmp\n",
 		"apps/root.yaml":          "kind: Application\n",
 		"apps/scratch.tmp":        "ignored",
@@ -69,7 +69,7 @@ func TestSnapshotIsReadByTheController(t *testing.T) {
 
 func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 	src := t.TempDir()
-	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
+	folder.Write(t, src, map[string]string{"apps/root.yaml": "kind: Application\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
 	sha, err := Write(Options{Src: src, Dst: dst})
 	if err != nil {
@@ -79,7 +79,7 @@ func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 	if err != nil || again != sha {
 		t.Errorf("second snapshot of unchanged files = %s, %v; want the same commit %s", again, err, sha)
 	}
-	testenv.WriteFiles(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
+	folder.Write(t, src, map[string]string{"apps/root.yaml": "kind: Application # changed\n"})
 	changed, err := Write(Options{Src: src, Dst: dst})
 	if err != nil || changed == sha {
 		t.Errorf("snapshot of changed files = %s, %v; want a new commit", changed, err)
@@ -90,11 +90,11 @@ func TestSnapshotCommitFollowsTheFiles(t *testing.T) {
 // name, replacing what the source holds at that path.
 func TestSnapshotAddsExtraFiles(t *testing.T) {
 	src, extra := t.TempDir(), t.TempDir()
-	testenv.WriteFiles(t, src, map[string]string{
+	folder.Write(t, src, map[string]string{
 		"charts/k/Chart.yaml":    "name: k\n",
 		"charts/k/crds/old.yaml": "old\n",
 	})
-	testenv.WriteFiles(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
+	folder.Write(t, extra, map[string]string{"karpenter-crds/a.yaml": "a\n", "karpenter-crds/b.yaml": "b\n", "one.txt": "1\n"})
 	dst := filepath.Join(t.TempDir(), "repo")
 	_, err := Write(Options{Src: src, Dst: dst, Extra: map[string]string{
 		"charts/k/crds": filepath.Join(extra, "karpenter-crds"),
