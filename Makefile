@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
 SHARED ?= ../shared
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -76,7 +76,14 @@ rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS
 	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
 	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
-test: build lint test-main test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), each fuzz target briefly and the health conformance suite
+test: chromium build lint test-main test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), each fuzz target briefly and the health conformance suite
+
+# The web UI's browser tests drive Chromium (Debian's package, or
+# WAVECD_CHROMIUM): say how to get it before minutes go to other packages.
+WAVECD_CHROMIUM ?= /usr/bin/chromium
+
+chromium:
+	@[ -x "$(WAVECD_CHROMIUM)" ] || { echo "make test needs Chromium at $(WAVECD_CHROMIUM) for the web UI's browser tests: apt-get install -y chromium (Debian; .ci/run does it), or set WAVECD_CHROMIUM"; exit 1; }
 
 test-main: ## tests of the main module (each package with a cluster starts its own)
 	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
@@ -84,11 +91,18 @@ test-main: ## tests of the main module (each package with a cluster starts its o
 test-localcluster: ## tests of the localcluster module
 	cd localcluster && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-lint: ## gofmt and go vet on both modules
+# golangci-lint builds from the Go module proxy on first use (about a
+# minute), then runs from Go's build cache; its own cache keeps reruns fast.
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+lint: ## gofmt, go vet and golangci-lint (.golangci.yml) on both modules
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd localcluster && $(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
+	cd localcluster && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
 
 FUZZTIME ?= 30s
 FUZZ_SHORT ?= 3s

@@ -246,7 +246,7 @@ type KustomizeSelector struct {
 
 // KustomizeResId identifies an object by group, version, kind, name and namespace.
 // +kubebuilder:pruning:PreserveUnknownFields
-type KustomizeResId struct {
+type KustomizeResId struct { //nolint:revive // Argo CD's name for the type
 	KustomizeGvk `json:",inline,omitempty" yaml:",inline,omitempty"`
 	Name         string `json:"name,omitempty" yaml:"name,omitempty"`
 	Namespace    string `json:"namespace,omitempty" yaml:"namespace,omitempty"`

@@ -41,9 +41,9 @@ var demoApps = []string{"root", "app-a", "app-b"}
 func seedDemo(t *testing.T, env *testenv.Env, ns string) (*testenv.GitRepo, *unstructured.Unstructured) {
 	t.Helper()
 	replaced := map[string]int{}
-	replace := func(content, old, new string) string {
+	replace := func(content, old, with string) string {
 		replaced[old] += strings.Count(content, old)
-		return strings.ReplaceAll(content, old, new)
+		return strings.ReplaceAll(content, old, with)
 	}
 	files := readTree(t, demoDir, func(path, content string) string {
 		switch {

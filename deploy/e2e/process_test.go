@@ -22,9 +22,6 @@ import (
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
-// processAnnotation makes the local cluster back a pod by a host process.
-const processAnnotation = "localcluster.wavecd.io/process"
-
 // hostProcess is a pod of an install whose container is a process on this
 // machine.
 type hostProcess struct {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -102,11 +102,11 @@ func decode(u *unstructured.Unstructured) (*v1alpha1.Application, error) {
 // or the missing CRD.
 func (c *Client) explain(err error, name string) error {
 	switch {
-	case kerrors.IsNotFound(err) && name != "":
+	case apierrors.IsNotFound(err) && name != "":
 		return &application.NotFoundError{Name: name, Namespace: c.Namespace}
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("the Application CRD (applications.argoproj.io) is not installed in this cluster: %w", err)
-	case kerrors.IsForbidden(err):
+	case apierrors.IsForbidden(err):
 		return fmt.Errorf("not allowed in namespace %q: %w", c.Namespace, err)
 	}
 	if name != "" {

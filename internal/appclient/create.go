@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
@@ -96,7 +96,7 @@ func (a *Create) createOne(ctx context.Context, app *unstructured.Unstructured) 
 	if err == nil {
 		return "created", nil
 	}
-	if !kerrors.IsAlreadyExists(err) {
+	if !apierrors.IsAlreadyExists(err) {
 		return "", a.Client.explain(err, app.GetName())
 	}
 	action := "unchanged"

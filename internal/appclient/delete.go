@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,7 +61,7 @@ func (a *Delete) Run(ctx context.Context) error {
 	}
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name = a.Client.Namespace, a.Name
-	if err := a.Client.Kube.Delete(ctx, app); err != nil && !kerrors.IsNotFound(err) {
+	if err := a.Client.Kube.Delete(ctx, app); err != nil && !apierrors.IsNotFound(err) {
 		return a.Client.explain(err, a.Name)
 	}
 	if a.Wait {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -346,5 +346,5 @@ func endpointsInfo(obj *unstructured.Unstructured) InfoItem {
 // isGone reports errors of a kind that is not served (a CRD removed),
 // which leave a node without a live object.
 func isGone(err error) bool {
-	return meta.IsNoMatchError(err) || kerrors.IsNotFound(err)
+	return meta.IsNoMatchError(err) || apierrors.IsNotFound(err)
 }

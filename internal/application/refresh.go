@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -44,7 +44,7 @@ func (r AnnotationRefresher) Refresh(ctx context.Context, namespace, name string
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name = namespace, name
 	err = r.Client.Patch(ctx, app, client.RawPatch(client.Merge.Type(), patch))
-	if kerrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return &NotFoundError{Name: name, Namespace: namespace}
 	}
 	if err != nil {

@@ -134,7 +134,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	if err := c.rec.loadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // stopped before it started: not a failure
 		}
 		return err
 	}
@@ -180,7 +180,7 @@ func (r *Reconciler) loadMirrors(ctx context.Context) error {
 		return fmt.Errorf("read %s: %w", settingsConfigMap, err)
 	}
 	if err != nil || cm.Data[source.MirrorsConfigKey] == "" {
-		return nil
+		return nil //nolint:nilerr // no argocd-cm: no mirrors of its own
 	}
 	mirrors, err := source.ParseMirrorsConfig(cm.Data[source.MirrorsConfigKey])
 	if err != nil {

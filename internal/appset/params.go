@@ -146,7 +146,7 @@ func lookup(p params, key string) (any, bool) {
 	if v, ok := p[key]; ok {
 		return v, true
 	}
-	var cur any = map[string]any(p)
+	var cur any = p
 	for _, part := range strings.Split(key, ".") {
 		m, ok := asMap(cur)
 		if !ok {

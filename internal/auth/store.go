@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,11 +35,11 @@ type Settings struct {
 // only admin exists, without a password, and no token verifies.
 func (s Store) Settings(ctx context.Context) (*Settings, error) {
 	var cm corev1.ConfigMap
-	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: ConfigMapName}, &cm); err != nil && !kerrors.IsNotFound(err) {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: ConfigMapName}, &cm); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("read ConfigMap %s/%s: %w", s.Namespace, ConfigMapName, err)
 	}
 	var sec corev1.Secret
-	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: SecretName}, &sec); err != nil && !kerrors.IsNotFound(err) {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: SecretName}, &sec); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", s.Namespace, SecretName, err)
 	}
 	accounts, err := ParseAccounts(cm.Data, sec.Data)
@@ -69,7 +69,7 @@ func (s Store) Bootstrap(ctx context.Context) (BootstrapResult, error) {
 		var sec corev1.Secret
 		err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: SecretName}, &sec)
 		exists := err == nil
-		if err != nil && !kerrors.IsNotFound(err) {
+		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("read Secret %s/%s: %w", s.Namespace, SecretName, err)
 		}
 		if !exists {
@@ -100,8 +100,8 @@ func (s Store) Bootstrap(ctx context.Context) (BootstrapResult, error) {
 		}
 		if !exists {
 			err = s.Client.Create(ctx, &sec)
-			if kerrors.IsAlreadyExists(err) {
-				return kerrors.NewConflict(corev1.Resource("secrets"), SecretName, err) // another replica won: retry
+			if apierrors.IsAlreadyExists(err) {
+				return apierrors.NewConflict(corev1.Resource("secrets"), SecretName, err) // another replica won: retry
 			}
 		} else {
 			err = s.Client.Update(ctx, &sec)
@@ -131,7 +131,7 @@ func (s Store) writeInitialPassword(ctx context.Context, plain string) error {
 
 func createOrUpdate(ctx context.Context, c client.Client, sec *corev1.Secret, mutate func()) error {
 	err := c.Get(ctx, client.ObjectKeyFromObject(sec), sec)
-	if kerrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		mutate()
 		return c.Create(ctx, sec)
 	}
@@ -147,7 +147,7 @@ func createOrUpdate(ctx context.Context, c client.Client, sec *corev1.Secret, mu
 func (s Store) InitialPassword(ctx context.Context) (string, error) {
 	var sec corev1.Secret
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: InitialAdminSecretName}, &sec)
-	if kerrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("secret %s/%s not found: the admin password was not generated here (it was set by hand, or the secret was deleted after the first login)", s.Namespace, InitialAdminSecretName)
 	}
 	if err != nil {

@@ -133,7 +133,7 @@ func (a apiServer) supervisorPID() (int, error) {
 		SupervisorPID int `json:"supervisorPID"`
 	}
 	if err := json.Unmarshal(b, &st); err != nil || st.SupervisorPID <= 0 {
-		return 0, fmt.Errorf("no supervisor PID in %s/state.json: %v", a.env.Dir, err)
+		return 0, fmt.Errorf("no supervisor PID in %s/state.json: %w", a.env.Dir, err)
 	}
 	return st.SupervisorPID, nil
 }

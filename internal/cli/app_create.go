@@ -181,7 +181,7 @@ func (cf *createFlags) decorate(apps []*unstructured.Unstructured) error {
 
 // readApps decodes the documents of a YAML or JSON file (- is stdin).
 func readApps(s Streams, file string) ([]*unstructured.Unstructured, error) {
-	var r io.Reader = s.In
+	r := s.In
 	if file != "-" {
 		fh, err := os.Open(file)
 		if err != nil {

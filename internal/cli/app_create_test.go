@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -309,7 +309,7 @@ func TestAppDelete(t *testing.T) {
 			after := &v1alpha1.Application{}
 			err = c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "guestbook"}, after)
 			if tc.wantGone {
-				if !kerrors.IsNotFound(err) {
+				if !apierrors.IsNotFound(err) {
 					t.Fatalf("app still there (%v), want it gone", err)
 				}
 				return

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wavecd/wavecd/internal/testenv/folder"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // Objects of the diff fixture: Git wants settings blue, a new ConfigMap and

@@ -129,6 +129,7 @@ func syncStatusDetail(app *v1alpha1.Application) string {
 		s += " to " + target
 	case v1alpha1.SyncStatusCodeOutOfSync:
 		s += " from " + target
+	default: // an Unknown status names no target
 	}
 	if rev := app.Status.Sync.Revision; !commitSHA.MatchString(target) && len(rev) > 7 {
 		s += " (" + rev[:7] + ")"

@@ -194,6 +194,7 @@ func lineOf(n *yaml3.Node, path []string) int {
 		if i, err := strconv.Atoi(path[0]); err == nil && i < len(n.Content) {
 			return lineOf(n.Content[i], path[1:])
 		}
+	default: // a scalar, alias or document has no path below it
 	}
 	return n.Line
 }

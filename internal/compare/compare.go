@@ -58,7 +58,7 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 		return nil, err
 	}
 	cmp.Warnings = res.Warnings
-	cmp.Resources, cmp.Health = resourceStatuses(app, cmp, s)
+	cmp.Resources, cmp.Health = resourceStatuses(cmp, s)
 	return cmp, nil
 }
 

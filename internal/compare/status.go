@@ -15,7 +15,7 @@ import (
 
 // resourceStatuses builds status.resources and the app's health, and sets
 // the comparison's sync status.
-func resourceStatuses(app *v1alpha1.Application, cmp *Comparison, s *Settings) ([]v1alpha1.ResourceStatus, health.AppHealth) {
+func resourceStatuses(cmp *Comparison, s *Settings) ([]v1alpha1.ResourceStatus, health.AppHealth) {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wavecd/wavecd/internal/application"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // Refresh asks for an immediate refresh of one app of this controller's

@@ -41,7 +41,7 @@ func TestBrokenFileNeverPrunes(t *testing.T) {
 
 	head := repo.Commit(map[string]string{"guestbook/settings.json": strings.TrimSuffix(settingsJSON, "}\n")}, "truncated JSON")
 	h.refresh("guestbook")
-	app = h.waitApp("guestbook", 30*time.Second, "a ComparisonError naming the file and line", func(a *v1alpha1.Application) bool {
+	h.waitApp("guestbook", 30*time.Second, "a ComparisonError naming the file and line", func(a *v1alpha1.Application) bool {
 		return strings.Contains(conditionMessage(a, v1alpha1.ApplicationConditionComparisonError), "guestbook/settings.json:")
 	})
 	// The refresh that found the error has run; let a sync that should not

@@ -81,7 +81,7 @@ type Options struct {
 	PluginsDir string
 }
 
-func (o *Options) defaults() error {
+func (o *Options) defaults() {
 	if o.Namespace == "" {
 		o.Namespace = "argocd"
 	}
@@ -91,7 +91,6 @@ func (o *Options) defaults() error {
 	if o.CacheDir == "" {
 		o.CacheDir = compare.DefaultCacheDir()
 	}
-	return nil
 }
 
 // LeaderElectionID names the Lease replicas compete for, in the
@@ -110,9 +109,7 @@ type Controller struct {
 
 // New builds a controller for the cluster cfg points at.
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
-	if err := opts.defaults(); err != nil {
-		return nil, err
-	}
+	opts.defaults()
 	cfg = rest.CopyConfig(cfg)
 	if opts.QPS != 0 {
 		cfg.QPS, cfg.Burst = opts.QPS, max(opts.Burst, int(opts.QPS))

@@ -39,12 +39,12 @@ func TestFailedHookLeavesAppOutOfSync(t *testing.T) {
 		"web/migrate.yaml": failingPreSync,
 	}, "redis 8 with a migration")
 	h.annotate("web", AnnotationRefresh, "normal")
-	app := h.waitApp("web", 60*time.Second, "the hook to fail", func(a *v1alpha1.Application) bool {
+	h.waitApp("web", 60*time.Second, "the hook to fail", func(a *v1alpha1.Application) bool {
 		op := a.Status.OperationState
 		return op != nil && strings.Contains(op.Message, "Retrying attempt #1")
 	})
 	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		app = h.app("web")
+		app := h.app("web")
 		if app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync {
 			t.Fatalf("after a failed PreSync hook: sync %s, want OutOfSync (the Deployment was not applied); %s", app.Status.Sync.Status, describe(app))
 		}

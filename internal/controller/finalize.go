@@ -56,7 +56,8 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 		}
 		done, err := st.run()
 		if err != nil {
-			return reconcile.Result{RequeueAfter: requeueSoon * 5}, r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+			r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+			return reconcile.Result{RequeueAfter: requeueSoon * 5}, nil
 		}
 		if !done {
 			return reconcile.Result{RequeueAfter: requeueSoon / 4}, nil

@@ -107,10 +107,10 @@ type opRequest struct {
 // in req.app; it reports whether a sync is to run. A sync that a sync
 // window or a dependency holds back is recorded as a wait condition; the
 // returned duration is when a closed sync window opens (0: no wait).
-func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool, error) {
+func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
 	if r.runners.active(app.Name) {
-		return 0, false, nil
+		return 0, false
 	}
 	// An automated sync this reconcile requests was checked for waits here.
 	checked := false
@@ -121,11 +121,11 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 				r.requeueAfter(app, wait)
 			}
 			r.setWait(ctx, app, "", "")
-			return 0, false, nil
+			return 0, false
 		}
 		if wait, msg := r.held(ctx, req, false); msg.typ != "" {
 			r.setWait(ctx, app, msg.typ, msg.text)
-			return wait, false, nil
+			return wait, false
 		}
 		// The refreshed status and the operation go in one write.
 		app.Operation = op
@@ -138,11 +138,11 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 	if !resuming && !checked {
 		if wait, msg := r.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
 			r.setWait(ctx, app, msg.typ, msg.text)
-			return wait, false, nil
+			return wait, false
 		}
 		r.setWait(ctx, app, "", "")
 	}
-	return 0, true, nil
+	return 0, true
 }
 
 // startRunner runs the app's operation in a runner of its own.

@@ -140,7 +140,8 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	app := st.App()
 	settings, err := r.settings.get(ctx, r.client, r.opts)
 	if err != nil {
-		return reconcile.Result{}, nil, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{}, nil, nil
 	}
 	if app.DeletionTimestamp != nil {
 		res, err := r.finalize(ctx, app, settings)
@@ -148,20 +149,21 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	}
 	proj, err := getProject(ctx, r.client, app.Namespace, app.Spec.Project)
 	if err != nil {
-		return reconcile.Result{}, nil, r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{}, nil, nil
 	}
 	dest, tgt, err := r.targets.Resolve(ctx, app)
 	if destination.IsError(err) {
 		// A cluster Secret that appears later reconciles the app at once.
-		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil,
-			r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
 	if problems := project.Check(proj, app, dest); len(problems) > 0 {
-		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil,
-			r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
 	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
 	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
@@ -169,10 +171,7 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
-	wait, run, err := r.handleOperation(ctx, req)
-	if err != nil {
-		return reconcile.Result{}, nil, err
-	}
+	wait, run := r.handleOperation(ctx, req)
 	next := r.nextRefresh(app, settings)
 	for _, d := range []time.Duration{wait, pause} {
 		if d > 0 && (next == 0 || d < next) {
@@ -296,15 +295,14 @@ func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Du
 }
 
 // setCondition records a condition of the given type in the app's
-// status, replacing any of that type, and returns nil so the reconcile is
-// not retried hot.
-func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) error {
+// status, replacing any of that type. The reconcile then ends without an
+// error, so it is not retried hot: the condition says what is wrong.
+func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) {
 	if conditionMessage(app, typ) == message && hasCondition(app, typ) {
-		return nil
+		return
 	}
 	setCondition(&app.Status, typ, message, r.now())
 	logctx.From(ctx).Info("condition", "type", typ, "message", message)
-	return nil
 }
 
 func (r *Reconciler) enqueue(namespace, name string) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -101,14 +100,6 @@ func (r *Reconciler) applyComparison(app *v1alpha1.Application, cmp *compare.Com
 	case len(cmp.SourceTypes) == 1:
 		st.SourceType = cmp.SourceTypes[0]
 	}
-}
-
-// onlyTimestamps reports whether app differs from base in nothing but the
-// comparison timestamps.
-func onlyTimestamps(app, base *v1alpha1.Application) bool {
-	a := app.DeepCopy()
-	a.Status.ReconciledAt, a.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
-	return equality.Semantic.DeepEqual(a, base)
 }
 
 // sameSpec reports whether the last comparison used the app's current spec.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/wavecd/wavecd/internal/kube"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -12,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // onNewInformer routes a new informer's events to the apps its objects

@@ -23,7 +23,7 @@ import (
 func TestSyncWindows(t *testing.T) {
 	t.Parallel()
 	edge := time.Date(2026, 1, 5, 4, 0, 0, 0, time.UTC)
-	offset := edge.Add(-15 * time.Second).Sub(time.Now())
+	offset := time.Until(edge.Add(-15 * time.Second))
 	h := startController(t, Options{Now: func() time.Time { return time.Now().Add(offset) }})
 	tests := windowCases
 	files, apps := map[string]string{}, map[string]string{}

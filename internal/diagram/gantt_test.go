@@ -3,6 +3,7 @@ package diagram
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -24,7 +25,7 @@ func golden(t *testing.T, dir, name, got string) {
 	t.Helper()
 	dec := xml.NewDecoder(strings.NewReader(got))
 	for {
-		if _, err := dec.Token(); err == io.EOF {
+		if _, err := dec.Token(); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("the SVG is not well-formed XML: %v\n%s", err, got)
@@ -194,7 +195,7 @@ func TestSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf.WriteString(string(svg))
-	if !strings.Contains(buf.String(), "<desc id=\"timeline-desc\">"+strings.ReplaceAll(want, "→", "→")+"</desc>") {
+	if !strings.Contains(buf.String(), "<desc id=\"timeline-desc\">"+want+"</desc>") {
 		t.Errorf("the SVG's description is not the summary:\n%s", buf.String())
 	}
 }

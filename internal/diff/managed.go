@@ -30,7 +30,7 @@ func managedPaths(live *unstructured.Unstructured, managers []string) ([][]field
 			continue
 		}
 		var tree map[string]any
-		if err := json.Unmarshal(entry.FieldsV1.Raw, &tree); err != nil {
+		if err := json.Unmarshal(entry.FieldsV1.GetRawBytes(), &tree); err != nil {
 			return nil, fmt.Errorf("managed fields of %s: %w", entry.Manager, err)
 		}
 		leaves, err := fieldLeaves(tree, nil)

@@ -12,17 +12,20 @@ const annotationHPAConditions = "autoscaling.alpha.kubernetes.io/conditions"
 
 const hpaWaiting = "Waiting to Autoscale"
 
+// condScalingActive is the HPA condition that says whether it can scale.
+const condScalingActive = "ScalingActive"
+
 // hpaFailures are the condition type and reason pairs that make an HPA
 // Degraded: it cannot read or update its target's scale, or cannot read a metric.
 var hpaFailures = map[[2]string]bool{
-	{"AbleToScale", "FailedGetScale"}:                     true,
-	{"AbleToScale", "FailedUpdateScale"}:                  true,
-	{"ScalingActive", "FailedGetResourceMetric"}:          true,
-	{"ScalingActive", "FailedGetContainerResourceMetric"}: true,
-	{"ScalingActive", "FailedGetObjectMetric"}:            true,
-	{"ScalingActive", "FailedGetPodsMetric"}:              true,
-	{"ScalingActive", "FailedGetExternalMetric"}:          true,
-	{"ScalingActive", "InvalidSelector"}:                  true,
+	{"AbleToScale", "FailedGetScale"}:                       true,
+	{"AbleToScale", "FailedUpdateScale"}:                    true,
+	{condScalingActive, "FailedGetResourceMetric"}:          true,
+	{condScalingActive, "FailedGetContainerResourceMetric"}: true,
+	{condScalingActive, "FailedGetObjectMetric"}:            true,
+	{condScalingActive, "FailedGetPodsMetric"}:              true,
+	{condScalingActive, "FailedGetExternalMetric"}:          true,
+	{condScalingActive, "InvalidSelector"}:                  true,
 }
 
 // hpaHealth reads the HPA's conditions (from status in v2, from an annotation

@@ -31,7 +31,7 @@ func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 	case !code.Valid():
 		return statusf(Unknown, "application reports an unknown health status %q", code), nil
 	}
-	if wait := applicationPending(obj, f); wait != "" {
+	if wait := applicationPending(f); wait != "" {
 		return status(Progressing, wait), nil
 	}
 	return status(code, message), nil
@@ -39,7 +39,7 @@ func applicationHealth(obj *unstructured.Unstructured) (*Status, error) {
 
 // applicationPending says why a child app's reported health is not final
 // yet, or "" when it is.
-func applicationPending(obj *unstructured.Unstructured, f *fields) string {
+func applicationPending(f *fields) string {
 	if !comparedCurrentSpec(f) {
 		return "waiting for the controller to compare the current spec"
 	}

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wavecd/wavecd/internal/glob"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wavecd/wavecd/internal/glob"
 )
 
 // scriptSet holds Lua scripts by Argo CD's customization key: "group/Kind",

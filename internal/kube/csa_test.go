@@ -104,7 +104,9 @@ func TestPredictClientSide(t *testing.T) {
 		return obj
 	}
 	live := deployment(map[string]string{"app": "web", "team": "a", "added-by-someone": "x"}, 2, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"web","team":"a"},"name":"web","namespace":"ns"},"spec":{"replicas":2}}`)
-	unstructured.SetNestedField(live.Object, int64(10), "spec", "revisionHistoryLimit")
+	if err := unstructured.SetNestedField(live.Object, int64(10), "spec", "revisionHistoryLimit"); err != nil {
+		t.Fatal(err)
+	}
 	liveWidget := object("example.com/v1", "Widget", "ns", "w", map[string]string{AnnotationLastApplied: `{"spec":{"size":1,"color":"red"}}`}, nil)
 	liveWidget.Object["spec"] = map[string]any{"size": int64(1), "color": "red", "owner": "someone-else"}
 	widget := object("example.com/v1", "Widget", "ns", "w", nil, nil)

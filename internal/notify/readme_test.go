@@ -21,8 +21,16 @@ func TestReadmeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(b)[strings.Index(string(b), "## Notifications"):]
-	start := strings.Index(section, "```yaml\n") + len("```yaml\n")
+	at := strings.Index(string(b), "## Notifications")
+	if at < 0 {
+		t.Fatal("README.md has no Notifications section")
+	}
+	section := string(b)[at:]
+	yamlAt := strings.Index(section, "```yaml\n")
+	if yamlAt < 0 {
+		t.Fatal("README.md's Notifications section has no YAML block")
+	}
+	start := yamlAt + len("```yaml\n")
 	block := section[start : start+strings.Index(section[start:], "```")]
 	rcv := notifytest.NewReceiver(t)
 	block = strings.ReplaceAll(block, "https://jenkins.example.com", rcv.URL)

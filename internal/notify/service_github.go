@@ -64,12 +64,6 @@ type GitHubRepositoryDispatch struct {
 	ClientPayload string `json:"client_payload,omitempty"`
 }
 
-// The defaults of repoURLPath and revisionPath.
-const (
-	defaultRepoURLPath  = "{{.app.spec.source.repoURL}}"
-	defaultRevisionPath = "{{.app.status.operationState.syncResult.revision}}"
-)
-
 // githubOptions are service.github's options: a GitHub App installation.
 type githubOptions struct {
 	AppID             any    `json:"appID"`

@@ -150,6 +150,7 @@ func walkStrings(v reflect.Value, path string, fn func(path, s string) (string, 
 				return err
 			}
 		}
+	default: // other kinds hold no strings
 	}
 	return nil
 }

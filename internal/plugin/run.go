@@ -157,10 +157,10 @@ func (r *runner) run(ctx context.Context, step string, c Command) (string, error
 func killGroup(pgid int, done <-chan error) {
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
-	case <-done:
+	case <-done: //nolint:errcheck // how it exited is the caller's error already
 	case <-time.After(killGrace):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
+		<-done //nolint:errcheck // how it exited is the caller's error already
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL) // children the leader left behind
 }

@@ -416,7 +416,7 @@ func loginAndList(ctx context.Context, url, password string) error {
 	defer res.Body.Close()
 	var session struct{ Token string }
 	if err := json.NewDecoder(res.Body).Decode(&session); err != nil || session.Token == "" {
-		return fmt.Errorf("login: status %d, %v", res.StatusCode, err)
+		return fmt.Errorf("login: status %d, %w", res.StatusCode, err)
 	}
 	// The UI starts before the root manifest is applied.
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -445,7 +445,7 @@ func countApps(ctx context.Context, url, token string) (int, error) {
 		}
 	}
 	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || res.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("list applications: status %d, %v", res.StatusCode, err)
+		return 0, fmt.Errorf("list applications: status %d, %w", res.StatusCode, err)
 	}
 	return len(list.Items), nil
 }

@@ -175,7 +175,7 @@ func TestUpNotifiesTheHealthCheckExample(t *testing.T) {
 	smtp.WaitForMails(t, 2, time.Minute)
 	e.waitSyncFailedFinal("app-b")
 	cancel()
-	<-done
+	<-done //nolint:errcheck // up's end was checked in its goroutine
 	t.Logf("second revision:\n%s", out.String())
 	rev2 := e.revision("app-b")
 	if body := string(failed[0].Body); !strings.Contains(body, "The sync of application app-b failed") ||

@@ -147,7 +147,7 @@ func (j *jsonnetEval) evaluateInChild(ctx context.Context, binary string, files 
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%s: evaluate jsonnet: still running after %s", strings.Join(files, ", "), timeout)
 	case err != nil:
-		return nil, fmt.Errorf("%s: evaluate jsonnet: the evaluation failed (%v): %s", strings.Join(files, ", "), err, firstLine(stderr.String()))
+		return nil, fmt.Errorf("%s: evaluate jsonnet: the evaluation failed (%w): %s", strings.Join(files, ", "), err, firstLine(stderr.String()))
 	}
 	var resp jsonnetResponse
 	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {

@@ -167,7 +167,7 @@ func (st *appStream) send(ctx context.Context, t watch.EventType, u *unstructure
 	}
 	app := &v1alpha1.Application{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, app); err != nil {
-		return nil // not an app we can read; skip it
+		return nil //nolint:nilerr // not an app we can read; skip it
 	}
 	if len(st.filter.projects) > 0 && !slices.Contains(st.filter.projects, app.Spec.Project) {
 		return nil

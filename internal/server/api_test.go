@@ -556,7 +556,7 @@ func TestAPIStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+alice)
-	resp, err := h.httpClient().Do(req)
+	resp, err := h.httpClient().Do(req) //nolint:bodyclose // closed below; a goroutine reads the stream
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/appclient"
@@ -47,7 +47,7 @@ func writeError(w http.ResponseWriter, status int, err error) {
 func statusOf(err error) int {
 	var nf *application.NotFoundError
 	var busy *appclient.OperationInProgressError
-	var st kerrors.APIStatus
+	var st apierrors.APIStatus
 	switch {
 	case errors.As(err, &nf):
 		return http.StatusNotFound
@@ -68,7 +68,7 @@ func statusOf(err error) int {
 func readConfigMap(ctx context.Context, c client.Reader, namespace, name string) (map[string]string, error) {
 	var cm corev1.ConfigMap
 	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &cm)
-	if kerrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return map[string]string{}, nil
 	}
 	if err != nil {

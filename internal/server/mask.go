@@ -1,7 +1,7 @@
 package server
 
 import (
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -27,5 +27,5 @@ func maskSecret(u *unstructured.Unstructured) *unstructured.Unstructured {
 
 // isGone reports a missing object or a kind the cluster does not serve.
 func isGone(err error) bool {
-	return kerrors.IsNotFound(err) || meta.IsNoMatchError(err)
+	return apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }

@@ -38,11 +38,12 @@ func NormalizeRepoURL(raw string) string {
 // splitSCP splits `[user@]host:path` or a scheme-less `host/path`.
 func splitSCP(s string) (host, p string) {
 	colon, slash := strings.Index(s, ":"), strings.Index(s, "/")
-	if colon >= 0 && (slash < 0 || colon < slash) {
+	switch {
+	case colon >= 0 && (slash < 0 || colon < slash):
 		host, p = s[:colon], s[colon+1:]
-	} else if slash >= 0 {
+	case slash >= 0:
 		host, p = s[:slash], s[slash:]
-	} else {
+	default:
 		host = s
 	}
 	if at := strings.LastIndex(host, "@"); at >= 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -22,7 +22,7 @@ const MaxPayloadSizeKey = "webhook.maxPayloadSizeMB"
 func MaxWebhookBytes(ctx context.Context, r client.Reader, namespace string) (int64, error) {
 	var cm corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "argocd-cm"}, &cm)
-	if kerrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return DefaultMaxWebhookBytes, nil
 	}
 	if err != nil {
@@ -74,7 +74,7 @@ func (s SettingsSecret) read(ctx context.Context, name, key string, referenced b
 	var sec corev1.Secret
 	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &sec)
 	switch {
-	case kerrors.IsNotFound(err) && !referenced:
+	case apierrors.IsNotFound(err) && !referenced:
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, name, err)

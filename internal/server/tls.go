@@ -16,7 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,7 +39,7 @@ func ServerTLS(ctx context.Context, c client.Client, namespace string) (*tls.Con
 			return nil, fmt.Errorf("secret %s/%s: %w", namespace, TLSSecretName, err)
 		}
 		return tlsConfig(cert), nil
-	case !kerrors.IsNotFound(err):
+	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, TLSSecretName, err)
 	}
 	certPEM, keyPEM, err := SelfSignedCert(namespace, time.Now())
@@ -52,7 +52,7 @@ func ServerTLS(ctx context.Context, c client.Client, namespace string) (*tls.Con
 		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
 	}
 	if err := c.Create(ctx, &sec); err != nil {
-		if kerrors.IsAlreadyExists(err) {
+		if apierrors.IsAlreadyExists(err) {
 			return ServerTLS(ctx, c, namespace) // another replica stored one first
 		}
 		slog.WarnContext(ctx, "cannot store the generated certificate; it lasts until the server stops", "secret", TLSSecretName, "err", err)

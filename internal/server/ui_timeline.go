@@ -47,12 +47,12 @@ func syncItems(app *v1alpha1.Application, op *v1alpha1.OperationState) []syncIte
 				continue
 			}
 			it := syncItem{
-				Wave: int64(t.Wave), Phase: string(t.SyncPhase), Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
-				Status: cmp.Or(string(t.Result), string(t.Phase)), Message: t.Message, Hook: t.Type == application.TaskHook,
+				Wave: int64(t.Wave), Phase: t.SyncPhase, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
+				Status: cmp.Or(t.Result, t.Phase), Message: t.Message, Hook: t.Type == application.TaskHook,
 				StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
 			}
 			if it.Hook {
-				it.HookType = string(t.SyncPhase)
+				it.HookType = t.SyncPhase
 			}
 			out = append(out, it)
 		}

@@ -23,7 +23,7 @@ var notificationKeys = map[string]bool{
 // Secret, as the chart's templates do.
 func (m *mapper) notifications(n, global map[string]any) error {
 	if !enabled(n, "enabled") {
-		m.warn("notifications.enabled is false: the chart makes no notifications settings, so notifications.* is left out")
+		m.warnf("notifications.enabled is false: the chart makes no notifications settings, so notifications.* is left out")
 		return nil
 	}
 	var other []string
@@ -33,7 +33,7 @@ func (m *mapper) notifications(n, global map[string]any) error {
 		}
 	}
 	if len(other) > 0 {
-		m.warn("%s: the notifications controller's workload values, not settings: left out", strings.Join(other, ", "))
+		m.warnf("%s: the notifications controller's workload values, not settings: left out", strings.Join(other, ", "))
 	}
 	if enabled(object(n["cm"]), "create") {
 		data, err := m.notificationsData(n, global)
@@ -71,7 +71,7 @@ func (m *mapper) notificationsData(n, global map[string]any) (map[string]string,
 	} {
 		for k, v := range object(n[section.field]) {
 			if !strings.HasPrefix(k, section.prefix) {
-				m.warn("notifications.%s.%s: the controller reads only %s* keys; written as it is", section.field, k, section.prefix)
+				m.warnf("notifications.%s.%s: the controller reads only %s* keys; written as it is", section.field, k, section.prefix)
 			}
 			s, err := text(v)
 			if err != nil {

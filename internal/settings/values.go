@@ -45,12 +45,12 @@ func fromValues(path string, values map[string]any, opts Options) (*Settings, er
 		}
 	}
 	if len(ignored) > 0 {
-		m.warn("%s: the chart's workload values, not settings: left out", strings.Join(ignored, ", "))
+		m.warnf("%s: the chart's workload values, not settings: left out", strings.Join(ignored, ", "))
 	}
 	return m.out, nil
 }
 
-func (m *mapper) warn(format string, args ...any) {
+func (m *mapper) warnf(format string, args ...any) {
 	m.out.Warnings = append(m.out.Warnings, m.path+": "+fmt.Sprintf(format, args...))
 }
 
@@ -86,7 +86,7 @@ func (m *mapper) configs(c map[string]any) error {
 		}
 	}
 	if len(unused) > 0 {
-		m.warn("%s: not read by wavecd: left out", strings.Join(unused, ", "))
+		m.warnf("%s: not read by wavecd: left out", strings.Join(unused, ", "))
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ type dataFunc func(field string, section map[string]any) (map[string]string, err
 func (m *mapper) configMap(field, name string, section map[string]any, createKey string, data dataFunc) error {
 	if !enabled(section, createKey) {
 		if len(without(section, createKey, "annotations")) > 0 {
-			m.warn("%s.%s is false: the chart makes no %s, so its keys are left out", field, createKey, name)
+			m.warnf("%s.%s is false: the chart makes no %s, so its keys are left out", field, createKey, name)
 		}
 		return nil
 	}
@@ -124,7 +124,7 @@ func (m *mapper) scalarData(keepEmpty bool) dataFunc {
 		for k, v := range section {
 			s, err := scalar(field+"."+k, v)
 			if err != nil {
-				m.warn("%v: left out", err)
+				m.warnf("%v: left out", err)
 				continue
 			}
 			if s != "" || keepEmpty {
@@ -162,7 +162,7 @@ var secretKeys = []struct{ field, key string }{
 func (m *mapper) secret(section map[string]any) error {
 	if !enabled(section, "createSecret") {
 		if len(without(section, "createSecret", "annotations", "labels")) > 0 {
-			m.warn("configs.secret.createSecret is false: the chart makes no %s, so its keys are left out", Secret)
+			m.warnf("configs.secret.createSecret is false: the chart makes no %s, so its keys are left out", Secret)
 		}
 		return nil
 	}
@@ -260,7 +260,7 @@ func (m *mapper) unknown(field string, section map[string]any, known map[string]
 		}
 	}
 	if len(out) > 0 {
-		m.warn("%s: not a key the chart knows: left out", strings.Join(out, ", "))
+		m.warnf("%s: not a key the chart knows: left out", strings.Join(out, ", "))
 	}
 }
 

@@ -244,7 +244,7 @@ func localRefs(repo *git.Repository) (remoteRefs, error) {
 	err = iter.ForEach(func(ref *plumbing.Reference) error {
 		resolved, err := repo.Reference(ref.Name(), true)
 		if err != nil {
-			return nil // a dangling symbolic ref names nothing
+			return nil //nolint:nilerr // a dangling symbolic ref names nothing
 		}
 		h := resolved.Hash()
 		if tag, err := repo.TagObject(h); err == nil {
@@ -352,6 +352,7 @@ func indexTree(ctx context.Context, repo *git.Repository, root *object.Tree) (ma
 			files[name] = &entry{kind: kindSymlink, target: string(target)}
 		case filemode.Regular, filemode.Executable, filemode.Deprecated:
 			files[name] = &entry{kind: kindFile, key: te.Hash.String(), exec: te.Mode == filemode.Executable}
+		default: // submodules and empty entries hold no file
 		}
 	}
 }

@@ -57,6 +57,7 @@ func (t *Tree) writeTarEntry(tw *tar.Writer, p string, opts TarOptions) error {
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: p, Linkname: e.target, Mode: 0o777})
 	case kindDir:
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: 0o755})
+	default: // a regular file, below
 	}
 	data, err := t.read(e)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 

@@ -119,7 +119,7 @@ func (e *Executor) next(st *State) action {
 	case slices.ContainsFunc(step, func(i int) bool { return !started(st.Tasks[i].Phase) }):
 		return func(ctx context.Context, st *State) error { return e.runStep(ctx, st, step) }
 	case e.isFinal(st, step) && !slices.ContainsFunc(step, func(i int) bool { return st.Tasks[i].Type == TaskHook }):
-		return func(ctx context.Context, st *State) error { e.settle(ctx, st, step); return nil }
+		return func(_ context.Context, st *State) error { e.settle(st, step); return nil }
 	}
 	return func(ctx context.Context, st *State) error { return e.waitStep(ctx, st, step) }
 }
@@ -208,7 +208,7 @@ func (e *Executor) isFinal(st *State, step []int) bool {
 
 // settle ends the last step without waiting for health: like Argo CD, a
 // sync whose last wave has no hook succeeds once that wave is applied.
-func (e *Executor) settle(ctx context.Context, st *State, step []int) {
+func (e *Executor) settle(st *State, step []int) {
 	for _, i := range step {
 		ts := &st.Tasks[i]
 		switch {

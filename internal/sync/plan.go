@@ -145,7 +145,7 @@ func NewPlan(desired, live []*unstructured.Unstructured, opts Options) (*Plan, e
 	}
 	tasks = append(tasks, prunes...)
 	orderTasks(tasks, opts.Sync.PruneLast)
-	if ns := namespaceTask(desired, opts, scope); ns != nil {
+	if ns := namespaceTask(desired, opts); ns != nil {
 		tasks = append([]*Task{ns}, tasks...)
 	}
 	return &Plan{Tasks: tasks}, nil
@@ -225,7 +225,7 @@ func pruneTasks(live []*unstructured.Unstructured, desired map[string]bool, trac
 
 // namespaceTask returns the task that creates the destination namespace
 // when CreateNamespace is set and the desired state does not hold it.
-func namespaceTask(desired []*unstructured.Unstructured, opts Options, scope *scopeResolver) *Task {
+func namespaceTask(desired []*unstructured.Unstructured, opts Options) *Task {
 	if !opts.Sync.CreateNamespace || opts.Namespace == "" {
 		return nil
 	}

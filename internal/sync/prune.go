@@ -48,7 +48,7 @@ func (e *Executor) prune(ctx context.Context, st *State, idx []int) error {
 				err := e.cluster.Delete(ctx, t.Ref(), kube.DeleteOptions{Propagation: e.opts.Sync.PrunePropagationPolicy})
 				if err != nil {
 					ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
-					return nil
+					return nil //nolint:nilerr // the task's failure is its result; the other prunes go on
 				}
 			}
 			ts.Phase, ts.Result, ts.Message = TaskRunning, ResultPruned, message

@@ -51,6 +51,7 @@ func (p TaskPhase) terminal() bool {
 	switch p {
 	case TaskSkipped, TaskSucceeded, TaskFailed, TaskPruned:
 		return true
+	default: // pending, dry-run, applied and running tasks go on
 	}
 	return false
 }
@@ -195,6 +196,7 @@ func hookPhase(p TaskPhase) OperationPhase {
 		return OperationFailed
 	case TaskSucceeded, TaskPruned:
 		return OperationSucceeded
+	default: // no hook phase yet
 	}
 	return ""
 }

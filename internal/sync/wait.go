@@ -286,6 +286,7 @@ func watchFrom(ctx context.Context, ri dynamic.ResourceInterface, opts metav1.Li
 				send(obj, false)
 			case watch.Deleted:
 				send(obj, true)
+			default: // bookmarks and errors change no object
 			}
 		}
 	}

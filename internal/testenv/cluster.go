@@ -59,7 +59,7 @@ func startCluster(ctx context.Context, o startOptions) (*clusterProcess, error) 
 	p := &clusterProcess{dir: o.Dir, cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); logFile.Close() }()
 	if err := p.waitReady(ctx, o.Timeout); err != nil {
-		p.stop()
+		_ = p.stop() // the readiness error is the one to report
 		return nil, err
 	}
 	return p, nil
@@ -79,7 +79,7 @@ func (p *clusterProcess) waitReady(ctx context.Context, timeout time.Duration) e
 		select {
 		case err := <-p.done:
 			p.done <- err
-			return fmt.Errorf("local cluster exited before it was ready (%v):\n%s", err, p.logTail())
+			return fmt.Errorf("local cluster exited before it was ready (%w):\n%s", err, p.logTail())
 		case <-deadline:
 			return fmt.Errorf("local cluster not ready after %s:\n%s", timeout, p.logTail())
 		case <-ctx.Done():

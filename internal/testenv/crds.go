@@ -52,7 +52,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 func (e *Env) ApplyCRDs(ctx context.Context, dir string) error {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(paths) == 0 {
-		return fmt.Errorf("no CRDs in %s: %v", dir, err)
+		return fmt.Errorf("no CRDs in %s: %w", dir, err)
 	}
 	var names []string
 	for _, p := range paths {
@@ -86,7 +86,7 @@ func (e *Env) WaitEstablished(ctx context.Context, names []string, timeout time.
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("CRD %s not established within %s (%v)", name, timeout, err)
+				return fmt.Errorf("CRD %s not established within %s (%w)", name, timeout, err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

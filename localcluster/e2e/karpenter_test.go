@@ -286,7 +286,7 @@ func testNodeClaimDeletion(t *testing.T, c *localCluster, dyn dynamic.Interface,
 	eventually(t, 60*time.Second, "NodeClaim "+claim.GetName()+" and node "+nodeName+" gone", func() (bool, error) {
 		_, nodeErr := c.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		_, claimErr := dyn.Resource(nodeClaimGVR).Get(ctx, claim.GetName(), metav1.GetOptions{})
-		return apierrors.IsNotFound(nodeErr) && apierrors.IsNotFound(claimErr), fmt.Errorf("node: %v; nodeclaim: %v", nodeErr, claimErr)
+		return apierrors.IsNotFound(nodeErr) && apierrors.IsNotFound(claimErr), fmt.Errorf("node: %w; nodeclaim: %w", nodeErr, claimErr)
 	})
 	t.Logf("NodeClaim and node gone %s after the delete", time.Since(start).Round(100*time.Millisecond))
 	eventually(t, 90*time.Second, "inflate back to 3 Running pods", func() (bool, error) {

@@ -111,7 +111,7 @@ func (s *SMTPServer) session(c net.Conn) {
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
 	say := func(lines ...string) {
 		for _, l := range lines {
-			w.WriteString(l + "\r\n")
+			_, _ = w.WriteString(l + "\r\n") // a failed write shows in the Flush below
 		}
 		w.Flush()
 	}

@@ -160,6 +160,7 @@ func (r RunResult) headline() string {
 		return fmt.Sprintf("converged in %.1fs", r.At)
 	case Stalled:
 		return fmt.Sprintf("stalled at %.1fs", r.At)
+	default: // a timed-out run, below
 	}
 	return fmt.Sprintf("timed out after %.1fs", r.End)
 }

@@ -50,7 +50,7 @@ func waitReady(ctx context.Context, l Layout, pid int, exited <-chan error, time
 		}
 		select {
 		case err := <-exited:
-			return st, fmt.Errorf("cluster supervisor exited (%v):\n%s", err, tail(l.Log("supervisor"), 15))
+			return st, fmt.Errorf("cluster supervisor exited (%w):\n%s", err, tail(l.Log("supervisor"), 15))
 		case <-deadline:
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			return st, fmt.Errorf("cluster not ready after %s:\n%s", timeout, tail(l.Log("supervisor"), 15))

@@ -72,7 +72,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			if c.stopped {
 				continue
 			}
-			return fmt.Errorf("%s exited (%v); see %s", c.name, c.err, s.layout.Log(c.name))
+			return fmt.Errorf("%s exited (%w); see %s", c.name, c.err, s.layout.Log(c.name))
 		case sig := <-outage:
 			if err := s.apiServerOutage(sig == syscall.SIGUSR1); err != nil {
 				s.logf("%v", err)
@@ -265,13 +265,13 @@ func (s *supervisor) waitFor(ctx context.Context, what string, timeout time.Dura
 		}
 		lastErr = err
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
+			return fmt.Errorf("timed out after %s waiting for %s (last error: %w)", timeout, what, lastErr)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case c := <-s.exited:
-			return fmt.Errorf("%s exited while waiting for %s (%v); see %s", c.name, what, c.err, s.layout.Log(c.name))
+			return fmt.Errorf("%s exited while waiting for %s (%w); see %s", c.name, what, c.err, s.layout.Log(c.name))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -153,9 +153,10 @@ func (pl *planner) container(c *corev1.Container, cs *corev1.ContainerStatus, in
 		if pl.Settings.ReadyAt != nil {
 			due = initialized.Add(*pl.Settings.ReadyAt)
 		}
-		if w.Reason == ReasonCrashLoopBackOff {
+		switch w.Reason {
+		case ReasonCrashLoopBackOff:
 			due = pl.Memo.ended(c.Name, false, cs).Add(pl.Settings.Backoff.Delay(cs.RestartCount))
-		} else if w.Reason == ReasonPodInitializing {
+		case ReasonPodInitializing:
 			w.Reason = ReasonContainerCreating
 		}
 		if due.After(pl.Now) {

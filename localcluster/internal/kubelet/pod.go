@@ -47,7 +47,7 @@ func waitingStatuses(cs []corev1.Container, reason string) []corev1.ContainerSta
 func (pl *planner) conditions() {
 	t := metav1.NewTime(pl.Now)
 	initialized := setInitialized(pl.st, pl.Pod, t)
-	phase := podPhase(pl.Pod, pl.st, initialized)
+	phase := podPhase(pl.st, initialized)
 	pl.st.Phase = phase
 	switch phase {
 	case corev1.PodSucceeded:
@@ -89,7 +89,7 @@ func setInitialized(st *corev1.PodStatus, p *corev1.Pod, t metav1.Time) bool {
 
 // podPhase is the kubelet's phase: Pending until the containers run,
 // Running while one runs or restarts, Succeeded or Failed once all ended.
-func podPhase(p *corev1.Pod, st *corev1.PodStatus, initialized bool) corev1.PodPhase {
+func podPhase(st *corev1.PodStatus, initialized bool) corev1.PodPhase {
 	if !initialized {
 		return corev1.PodPending
 	}

@@ -187,7 +187,7 @@ func dialThrough(ctx context.Context, proxy, addr, serverName string, proxyRoots
 	}
 	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
 	br := bufio.NewReader(conn)
-	res, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	res, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}) //nolint:bodyclose // a CONNECT answer has no body; the tunnel is conn
 	if err != nil {
 		conn.Close()
 		return nil, err

@@ -151,7 +151,7 @@ func (c *podController) setWaits(pod string, rs []deps.Requirement) {
 func (c *podController) sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return 0, nil
+		return 0, nil //nolint:nilerr // a key that names no pod: nothing to do, nothing to retry
 	}
 	p, err := c.pods.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -165,7 +165,7 @@ func (c *podController) sync(ctx context.Context, key string) (time.Duration, er
 		return nodeWait, nil // a node just made, not in the cache yet
 	}
 	if err != nil || node.Annotations[kwokNodeAnnotation] != "fake" {
-		return 0, nil // not on a simulated node
+		return 0, nil //nolint:nilerr // not on a simulated node (or its node is gone): not ours
 	}
 	_, process := processName(p, c.procs)
 	s, settingsErr := kubelet.SettingsFor(p, c.sim.Workloads, c.sim.TimeScale)

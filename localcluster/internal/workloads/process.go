@@ -177,7 +177,7 @@ func (c *processController) nodeReady(name string) bool {
 func (c *processController) sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
-		return 0, nil
+		return 0, nil //nolint:nilerr // a key that names no pod: nothing to do, nothing to retry
 	}
 	p, err := c.pods.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -209,6 +209,7 @@ func (c *processController) sync(ctx context.Context, key string) (time.Duration
 		for _, e := range st.events {
 			recordEvent(c.recorder, p, e)
 		}
+	default: // actWait: below
 	}
 	return c.renewToken(ctx, p, rec, st.after)
 }

@@ -174,13 +174,3 @@ func processRunningStatus(p *corev1.Pod, started time.Time, containerID string, 
 // unseenExit is the end of a run the controller did not see, because it
 // was not running then (the cluster stopped, or the controller restarted).
 var unseenExit = kubelet.Exit{Code: 255, Reason: "Unknown", Message: "the process was gone when the workloads controller started"}
-
-// waitingStatus is p's status while its container cannot be created.
-func waitingStatus(p *corev1.Pod, reason, msg string) *corev1.PodStatus {
-	st := p.Status.DeepCopy()
-	for i := range st.ContainerStatuses {
-		st.ContainerStatuses[i].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}
-		st.ContainerStatuses[i].Ready = false
-	}
-	return st
-}
