@@ -66,7 +66,7 @@ func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error 
 		if err != nil {
 			return err
 		}
-		p.Say("web UI %s (user admin, password %s)", url, password)
+		p.Sayf("web UI %s (user admin, password %s)", url, password)
 	}
 	names := manifest.Names(s.repo.Root)
 	t := timeline.NewTracker(p.Start, names)
@@ -78,7 +78,7 @@ func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error 
 	if err := b.applyRoot(ctx, s.repo.Root); err != nil {
 		return err
 	}
-	p.Say("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
+	p.Sayf("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
 	return u.loop(ctx, p, t, events, fatal)
 }
 
@@ -176,7 +176,7 @@ func (u *Up) loop(ctx context.Context, p *timeline.Printer, t *timeline.Tracker,
 	for {
 		select {
 		case <-ctx.Done():
-			p.Say("interrupted: stopping the controller")
+			p.Sayf("interrupted: stopping the controller")
 			return u.finish(p, t, &NotSettledError{Reason: "interrupted", Waiting: t.Unsettled()}, reported != timeline.Settled)
 		case err := <-fatal:
 			return err
@@ -202,7 +202,7 @@ func (u *Up) report(p *timeline.Printer, t *timeline.Tracker, v timeline.Decisio
 	var nse *NotSettledError
 	switch v {
 	case timeline.Settled:
-		p.Say("settled: every app Synced and Healthy, no sync running")
+		p.Sayf("settled: every app Synced and Healthy, no sync running")
 		if !u.ExitWhenSettled {
 			fmt.Fprintln(p.Out)
 			_ = t.WriteSummary(p.Out)
@@ -218,9 +218,9 @@ func (u *Up) report(p *timeline.Printer, t *timeline.Tracker, v timeline.Decisio
 		return false, nil
 	}
 	nse.Waiting = t.Unsettled()
-	p.Say("%s", nse.Reason)
+	p.Sayf("%s", nse.Reason)
 	for _, w := range nse.Waiting {
-		p.Say("  waiting on %s", w)
+		p.Sayf("  waiting on %s", w)
 	}
 	if !u.ExitWhenSettled {
 		return false, nil // reported; the rehearsal goes on until Ctrl-C

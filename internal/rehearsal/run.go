@@ -206,7 +206,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	if err := b.applyRoot(ctx, root); err != nil {
 		return res, err
 	}
-	p.Say("run %d (seed %d): root applied", o.run, o.seed)
+	p.Sayf("run %d (seed %d): root applied", o.run, o.seed)
 	j := timeline.Judge{StallTimeout: o.stallTimeout, SettleFor: o.settleFor, Timeout: o.timeout}
 	err = j.Run(ctx, p, t, smp, events, fatal)
 	res = j.Result(res, t, smp, time.Since(p.Start).Seconds())

@@ -217,7 +217,7 @@ func (u *Up) serve(ctx context.Context, p *timeline.Printer, s *session) error {
 		mirrors[url] = path
 	}
 	s.mirrors = mirrors
-	p.Say("repo %s: %s", u.Repo, s.repo.Describe())
+	p.Sayf("repo %s: %s", u.Repo, s.repo.Describe())
 	return nil
 }
 
@@ -235,9 +235,9 @@ func (u *Up) startCluster(ctx context.Context, p *timeline.Printer, s *session) 
 	if err := cl.CopyKubeconfig(s.ws.Kubeconfig()); err != nil {
 		return err
 	}
-	p.Say("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
+	p.Sayf("cluster %s: %d/%d nodes ready, kubeconfig %s", how, st.NodesReady, st.NodesTotal, displayPath(s.ws.Kubeconfig()))
 	if u.TimeScale != 1 {
-		p.Say("time scale %g: every simulated delay (probes, back-off, run times, node start-up) is %gx as long; "+
+		p.Sayf("time scale %g: every simulated delay (probes, back-off, run times, node start-up) is %gx as long; "+
 			"lines show the rehearsal's seconds | the seconds at full scale", u.TimeScale, u.TimeScale)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.ws.Kubeconfig())
@@ -271,7 +271,7 @@ func (u *Up) bootstrap(ctx context.Context, p *timeline.Printer, s *session) err
 	if err != nil {
 		return err
 	}
-	p.Say("CRDs installed; settings: %s; %d Applications from an earlier run", settings, n)
+	p.Sayf("CRDs installed; settings: %s; %d Applications from an earlier run", settings, n)
 	return nil
 }
 
@@ -293,7 +293,7 @@ func sayWarnings(p *timeline.Printer, s *settings.Settings) {
 		return
 	}
 	for _, w := range s.Warnings {
-		p.Say("settings: warning: %s", w)
+		p.Sayf("settings: warning: %s", w)
 	}
 }
 
@@ -303,12 +303,12 @@ func sayWarnings(p *timeline.Printer, s *settings.Settings) {
 func expect(ctx context.Context, p *timeline.Printer, b *bootstrap, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) error {
 	inv := bootstrapServices(ctx, root, mirrors, filepath.Join(cacheDir, "inventory"))
 	for _, w := range inv.warnings {
-		p.Say("inventory: warning: %s", w)
+		p.Sayf("inventory: warning: %s", w)
 	}
 	if err := b.expectServices(ctx, inv.services); err != nil {
 		return err
 	}
-	p.Say("inventory: %s in %s rendered ahead", plural(len(inv.services), "Service"), plural(inv.apps, "Application"))
+	p.Sayf("inventory: %s in %s rendered ahead", plural(len(inv.services), "Service"), plural(inv.apps, "Application"))
 	return nil
 }
 

@@ -145,6 +145,7 @@ func (r Served) Describe() string {
 		return fmt.Sprintf("snapshot %s of the folder", short)
 	case kindClone:
 		return fmt.Sprintf("clone of %s at %s", r.URL, short)
+	default: // a repository used in place, below
 	}
 	return fmt.Sprintf("Git repository at %s (committed files only)", short)
 }

@@ -45,7 +45,7 @@ func (j *Judge) Run(ctx context.Context, p *Printer, t *Tracker, s *Sampler, eve
 	for {
 		select {
 		case <-ctx.Done():
-			p.Say("interrupted")
+			p.Sayf("interrupted")
 			return ctx.Err()
 		case err := <-fatal:
 			return err
@@ -55,7 +55,7 @@ func (j *Judge) Run(ctx context.Context, p *Printer, t *Tracker, s *Sampler, eve
 			}
 		case now := <-tick.C:
 			if j.decide(now, t, s.lastActivity(), deadline) {
-				p.Say("%s", j.line(p.Start))
+				p.Sayf("%s", j.line(p.Start))
 				return nil
 			}
 		}
@@ -105,6 +105,7 @@ func (j *Judge) line(start time.Time) string {
 		return fmt.Sprintf("converged at %.1fs: every app Synced and Healthy, no sync running", at)
 	case report.Stalled:
 		return fmt.Sprintf("stalled at %.1fs: %s", at, j.reason)
+	default: // a timed-out run's reason says it
 	}
 	return j.reason
 }

@@ -14,8 +14,8 @@ type Printer struct {
 	Scale float64
 }
 
-// Say prints a line of its own, stamped now.
-func (p *Printer) Say(format string, args ...any) {
+// Sayf prints a line of its own, stamped now.
+func (p *Printer) Sayf(format string, args ...any) {
 	p.Print(Line{at: time.Since(p.Start), text: fmt.Sprintf(format, args...)})
 }
 
