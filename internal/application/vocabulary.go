@@ -2,6 +2,7 @@ package application
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -34,4 +35,19 @@ func Condition(app *v1alpha1.Application, typ string) *v1alpha1.ApplicationCondi
 		}
 	}
 	return nil
+}
+
+// Truncate cuts a message to at most n bytes, on a rune boundary, marking
+// the cut: what an Event's note, or a failure quoted in an explanation, may
+// hold.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "..."
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

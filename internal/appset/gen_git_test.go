@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/source"
+	"github.com/wavecd/wavecd/internal/testenv/folder"
 )
 
 // writeTree creates files (content) and symlinks (a "->target" content)
@@ -20,21 +21,7 @@ import (
 func writeTree(t *testing.T, files map[string]string) (*source.Tree, string) {
 	t.Helper()
 	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, "repo", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(content, "->"); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	folder.Write(t, filepath.Join(root, "repo"), files)
 	tree, err := source.ReadDir(context.Background(), filepath.Join(root, "repo"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -58,14 +57,7 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := env.AppClient(t)
 	logDir := filepath.Join(root, "_artifacts", "chaos")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		t.Fatal(err)

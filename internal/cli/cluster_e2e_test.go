@@ -76,15 +76,7 @@ func newFleet(t *testing.T) *fleet {
 	ns, home := appCluster(t)
 	env := testenv.Get(t)
 	second := testenv.StartCluster(t, testenv.Options{Nodes: 1})
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	edge, err := client.New(second.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fleet{t: t, ns: ns, home: home, edge: edge, kubeconfig: mergeKubeconfigs(t, map[string]string{"home": env.Kubeconfig, "edge": second.Kubeconfig})}
+	f := &fleet{t: t, ns: ns, home: home, edge: second.AppClient(t), kubeconfig: mergeKubeconfigs(t, map[string]string{"home": env.Kubeconfig, "edge": second.Kubeconfig})}
 	f.repo = newRepo(t, map[string]string{"cm/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deployed}\ndata: {by: wavecd}\n"})
 	// A registered cluster the set's selector leaves out.
 	stray := &corev1.Secret{

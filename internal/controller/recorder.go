@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // EventComponent is the reporting controller of the Kubernetes Events the
@@ -186,19 +186,6 @@ func (r *Reconciler) recordChanges(base, app *v1alpha1.Application) {
 		return
 	}
 	for _, e := range changeEvents(base, app) {
-		r.recorder.Eventf(app, e.Type, e.Reason, "%s", truncate(e.Note, maxEventNote))
+		r.recorder.Eventf(app, e.Type, e.Reason, "%s", application.Truncate(e.Note, maxEventNote))
 	}
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "..."
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
 }

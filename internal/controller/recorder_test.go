@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -33,28 +32,6 @@ func TestChangeEvents(t *testing.T) {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
-}
-
-func TestTruncate(t *testing.T) {
-	long := strings.Repeat("é", maxEventNote) // two bytes each
-	for _, tc := range []struct {
-		name, in string
-		wantLen  int
-	}{
-		{"short", "synced", len("synced")},
-		{"at the limit", strings.Repeat("a", maxEventNote), maxEventNote},
-		{"over, cut on a rune", long, maxEventNote - 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := truncate(tc.in, maxEventNote)
-			if len(got) != tc.wantLen || !utf8.ValidString(got) {
-				t.Errorf("truncate: %d bytes (valid UTF-8: %v), want %d", len(got), utf8.ValidString(got), tc.wantLen)
-			}
-			if len(tc.in) > maxEventNote && !strings.HasSuffix(got, "...") {
-				t.Errorf("a cut note does not end with ...: %q", got[len(got)-8:])
-			}
-		})
-	}
 }
 
 // TestEventsRecorded syncs an app automatically and another, broken, at a

@@ -55,15 +55,7 @@ func start(t *testing.T, data map[string]string) *harness {
 			t.Fatal(err)
 		}
 	})
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, ns: env.Namespace(t), c: c, kube: kubernetes.NewForConfigOrDie(env.Config), rcv: notifytest.NewReceiver(t), metrics: &countingMetrics{}}
+	h := &harness{t: t, ns: env.Namespace(t), c: env.AppClient(t), kube: kubernetes.NewForConfigOrDie(env.Config), rcv: notifytest.NewReceiver(t), metrics: &countingMetrics{}}
 	h.repo = testenv.NewGitRepo(t, map[string]string{
 		"web/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  version: \"1\"\n",
 	})

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // wavecdFuncs is the wavecd namespace of triggers and templates: what an
@@ -41,15 +42,6 @@ func toApp(obj map[string]any) *v1alpha1.Application {
 	return app
 }
 
-func condition(app *v1alpha1.Application, typ string) *v1alpha1.ApplicationCondition {
-	for i := range app.Status.Conditions {
-		if app.Status.Conditions[i].Type == typ {
-			return &app.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // Stall is an app's SyncStalled condition, read: a wave made no progress
 // and pods it waits on cannot be scheduled.
 type Stall struct {
@@ -79,7 +71,7 @@ type Stall struct {
 
 // StallOf reads an app's SyncStalled condition.
 func StallOf(app *v1alpha1.Application) Stall {
-	c := condition(app, v1alpha1.ApplicationConditionSyncStalled)
+	c := application.Condition(app, v1alpha1.ApplicationConditionSyncStalled)
 	if c == nil {
 		return Stall{}
 	}
@@ -128,7 +120,7 @@ type DependencyWait struct {
 
 // DependencyWaitOf reads an app's DependencyWait condition at now.
 func DependencyWaitOf(app *v1alpha1.Application, now time.Time) DependencyWait {
-	c := condition(app, v1alpha1.ApplicationConditionDependencyWait)
+	c := application.Condition(app, v1alpha1.ApplicationConditionDependencyWait)
 	if c == nil {
 		return DependencyWait{}
 	}

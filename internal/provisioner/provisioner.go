@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/logctx"
 	wsync "github.com/wavecd/wavecd/internal/sync"
@@ -182,22 +182,9 @@ func syncProblem(app *v1alpha1.Application) string {
 	case op.Phase != v1alpha1.OperationFailed && op.Phase != v1alpha1.OperationError:
 		return ""
 	}
-	return how + truncate(msg, maxFailureMessage)
+	return how + application.Truncate(msg, maxFailureMessage)
 }
 
 // maxFailureMessage is how much of a failed sync's message a stall
 // explanation quotes: 200 bytes, then "...".
 const maxFailureMessage = 203
-
-// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "..."
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
-}

@@ -11,7 +11,8 @@ import (
 )
 
 // Write creates files (path under dir -> content) under dir, with their
-// folders; content "-> target" makes a symlink to target instead.
+// folders; content "-> target" (or "->target") makes a symlink to target
+// instead.
 func Write(tb testing.TB, dir string, files map[string]string) {
 	tb.Helper()
 	for name, content := range files {
@@ -19,7 +20,8 @@ func Write(tb testing.TB, dir string, files map[string]string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		if target, ok := strings.CutPrefix(content, "-> "); ok {
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			target = strings.TrimLeft(target, " ")
 			if err := os.Symlink(target, p); err != nil {
 				tb.Fatal(err)
 			}
