@@ -117,6 +117,14 @@ const (
 	// made no progress for the stall timeout while pods it waits on cannot
 	// be scheduled; the message says which and why.
 	ApplicationConditionSyncStalled = "SyncStalled"
+	// ApplicationConditionDeletionWait is wavecd's: the step of an app's
+	// teardown in progress and the objects it waits on, with their
+	// finalizers and who clears them.
+	ApplicationConditionDeletionWait = "DeletionWait"
+	// ApplicationConditionDeletionStalled is wavecd's: a teardown step
+	// made no progress for the stall timeout; the message says which
+	// objects hold it, by which finalizer, and who would clear it.
+	ApplicationConditionDeletionStalled = "DeletionStalled"
 )
 
 // ApplicationCondition is a problem or warning about the app.

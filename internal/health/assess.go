@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // Options configure an Assessor.
@@ -135,7 +137,7 @@ func (a *Assessor) resolve(gk schema.GroupKind) *choice {
 	if a.childApps && gk == applicationGroupKind {
 		return &choice{check: applicationHealth, source: SourceApplication}
 	}
-	if a.generic && isCustomResource(gk) {
+	if a.generic && kube.IsCustomResource(gk) {
 		return &choice{check: genericHealth, source: SourceGeneric}
 	}
 	return &choice{}

@@ -81,20 +81,6 @@ func comparedCurrentSpec(f *fields) bool {
 	return len(f.list("spec", "sources")) == len(f.list("status", "sync", "comparedTo", "sources"))
 }
 
-// kubernetesGroups are API groups served by Kubernetes itself; objects of
-// other groups are custom resources.
-var kubernetesGroups = map[string]bool{
-	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true, "extensions": true,
-	"networking.k8s.io": true, "rbac.authorization.k8s.io": true, "storage.k8s.io": true,
-	"apiextensions.k8s.io": true, "apiregistration.k8s.io": true, "admissionregistration.k8s.io": true,
-	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
-	"flowcontrol.apiserver.k8s.io": true, "node.k8s.io": true, "scheduling.k8s.io": true,
-	"certificates.k8s.io": true, "authentication.k8s.io": true, "authorization.k8s.io": true,
-	"resource.k8s.io": true, "internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
-}
-
-func isCustomResource(gk schema.GroupKind) bool { return !kubernetesGroups[gk.Group] }
-
 // failureWords mark a condition reason that reports a failure, not a wait.
 var failureWords = []string{"fail", "error", "invalid", "degraded", "backoff", "exceeded", "unhealthy"}
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -70,4 +72,40 @@ func crdEstablished(crd *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// kubernetesGroups are API groups served by Kubernetes itself; objects of
+// other groups are custom resources.
+var kubernetesGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true, "extensions": true,
+	"networking.k8s.io": true, "rbac.authorization.k8s.io": true, "storage.k8s.io": true,
+	"apiextensions.k8s.io": true, "apiregistration.k8s.io": true, "admissionregistration.k8s.io": true,
+	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "node.k8s.io": true, "scheduling.k8s.io": true,
+	"certificates.k8s.io": true, "authentication.k8s.io": true, "authorization.k8s.io": true,
+	"resource.k8s.io": true, "internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
+}
+
+// IsCustomResource reports whether objects of gk are custom resources:
+// their API group is not one Kubernetes serves itself.
+func IsCustomResource(gk schema.GroupKind) bool { return !kubernetesGroups[gk.Group] }
+
+// HasObjects reports whether any object of kind gk exists, in any
+// namespace; false for a kind the API server does not serve.
+func (c *Cluster) HasObjects(ctx context.Context, gk schema.GroupKind) (bool, error) {
+	m, err := c.Mapping(gk.WithVersion(""))
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("map %s: %w", gk, err)
+	}
+	list, err := c.dynamic.Resource(m.Resource).List(ctx, metav1.ListOptions{Limit: 1})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("list %s: %w", gk, err)
+	}
+	return len(list.Items) > 0, nil
 }
