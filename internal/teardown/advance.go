@@ -121,7 +121,7 @@ func crdsInUse(ctx context.Context, c Cluster, crds []*unstructured.Unstructured
 				return nil, nil, err
 			}
 			if used {
-				kept = append(kept, Kept{Object: crd, Reason: "objects of kind " + gk.String() + " that are not this app's remain"})
+				kept = append(kept, Kept{Object: crd, Reason: "objects of kind " + gk.String() + " remain (another app's, or kept by this one)"})
 				continue
 			}
 		}
@@ -134,11 +134,6 @@ func crdsInUse(ctx context.Context, c Cluster, crds []*unstructured.Unstructured
 // being deleted, else delete the highest wave left.
 func advanceArgo(ctx context.Context, c Cluster, plan Plan, opts AdvanceOptions) (Progress, error) {
 	p := Progress{Kept: plan.Kept, Steps: len(plan.Steps)}
-	if len(plan.Steps) == 0 {
-		p.Done = true
-		return p, nil
-	}
-	p.Step, p.Index = plan.Steps[0].Name, 1
 	var deleting []*unstructured.Unstructured
 	for _, s := range plan.Steps {
 		for _, o := range s.Objects {
@@ -152,8 +147,16 @@ func advanceArgo(ctx context.Context, c Cluster, plan Plan, opts AdvanceOptions)
 			deleting = append(deleting, k.Object)
 		}
 	}
-	if len(deleting) > 0 {
+	p.Step, p.Index = "objects being deleted", 1
+	if len(plan.Steps) > 0 {
+		p.Step = plan.Steps[0].Name
+	}
+	switch {
+	case len(deleting) > 0:
 		p.Waiting = deleting
+		return p, nil
+	case len(plan.Steps) == 0:
+		p.Done = true
 		return p, nil
 	}
 	return p, deleteStep(ctx, c, &p, plan.Steps[0].Objects, opts)

@@ -30,10 +30,11 @@
 // # Running
 //
 // [Advance] runs one pass of a plan against a cluster: it deletes the
-// objects of the current step that are not being deleted yet (a hook's own
-// argocd.argoproj.io/hook-finalizer is removed first: no sync will read
-// it) and reports the step, what it waits on and whether the teardown is
-// done. It keeps no state: the controller calls it again on every event
+// objects of the current step that are not being deleted yet (in wavecd's
+// order a hook's own argocd.argoproj.io/hook-finalizer is removed first: no
+// sync will read it; Argo CD leaves it) and reports the step, what it waits
+// on and whether the teardown is done; [Progress.Stalled] says when a step
+// has waited longer than the stall timeout. It keeps no state: the controller calls it again on every event
 // of the app's objects, and after a restart it picks up where the objects
 // say it is.
 //

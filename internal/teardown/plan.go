@@ -183,7 +183,7 @@ func orderedSteps(objs []*unstructured.Unstructured) []Step {
 	seen := map[int]int{}
 	for _, k := range keys {
 		seen[k.wave]++
-		out = append(out, Step{Name: partName(k, seen[k.wave], perWave[k.wave]), Objects: sortObjects(parts[k])})
+		out = append(out, Step{Name: partName(k, parts[k], seen[k.wave], perWave[k.wave]), Objects: sortObjects(parts[k])})
 	}
 	if len(crds) > 0 {
 		out = append(out, Step{Name: "CustomResourceDefinitions", Objects: sortObjects(crds)})
@@ -194,14 +194,17 @@ func orderedSteps(objs []*unstructured.Unstructured) []Step {
 	return out
 }
 
-// partName names part n of a wave's parts.
-func partName(p part, n, of int) string {
+// partName names part n of a wave's parts, which holds objs.
+func partName(p part, objs []*unstructured.Unstructured, n, of int) string {
 	name := fmt.Sprintf("wave %d", p.wave)
 	if of == 1 {
 		return name
 	}
 	what := "built-in objects"
-	if p.tier == tierCustom {
+	switch {
+	case p.tier == tierCustom && !slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool { return !isApplication(o) }):
+		what = "Applications"
+	case p.tier == tierCustom:
 		what = "custom resources"
 	}
 	return fmt.Sprintf("%s, part %d of %d (%s)", name, n, of, what)
@@ -248,7 +251,7 @@ func dependencyLevels(objs []*unstructured.Unstructured) map[string]int {
 		levels[key] = l
 		return l
 	}
-	for key := range apps {
+	for _, key := range slices.Sorted(maps.Keys(apps)) {
 		level(key, map[string]bool{})
 	}
 	return levels
@@ -270,8 +273,7 @@ func isNamespace(o *unstructured.Unstructured) bool {
 // messages and tests.
 func sortObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return strings.Compare(kube.RefOf(a).String(), kube.RefOf(b).String())
+		return cmp.Or(strings.Compare(describe(a), describe(b)), strings.Compare(kube.RefOf(a).String(), kube.RefOf(b).String()))
 	})
 	return objs
 }
-
