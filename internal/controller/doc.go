@@ -64,7 +64,10 @@
 // Deleting an app runs, as Argo CD does, one step per finalizer
 // (finalize.go, deletehooks.go): its PreDelete hooks from Git (once each;
 // a failed one is deleted and reported as DeletionError), then its objects
-// (resources finalizer), then its PostDelete hooks, then the cleanup of
+// (resources finalizer; internal/teardown orders them: reverse waves, each
+// step gone before the next, or Argo CD's order with ArgoParity; the
+// DeletionWait and DeletionStalled conditions say what a step waits on),
+// then its PostDelete hooks, then the cleanup of
 // both by their delete policies. A comparison adds the
 // pre-delete-finalizer.argocd.argoproj.io and post-delete-... finalizers
 // (and their /cleanup stages) while Git holds hooks of that type, and

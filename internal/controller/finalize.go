@@ -13,6 +13,7 @@ import (
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/teardown"
 )
 
 // The resources finalizers: foreground (the plain name) and background.
@@ -84,26 +85,42 @@ func (r *Reconciler) deleteStages(ctx context.Context, tgt *destination.Target, 
 	)
 }
 
-// deleteObjects deletes the app's tracked objects with policy and reports
-// whether they are all gone.
+// deleteObjects runs one pass of the teardown of the app's tracked objects
+// (internal/teardown: in reverse wave order, each step gone before the
+// next, or in Argo CD's order with ArgoParity) and reports whether they are
+// all gone. While it waits, the DeletionWait condition says on what, and
+// DeletionStalled says so once a step has waited the stall timeout.
 func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
 	live, err := tgt.Kube.ListTracked(ctx, s.TrackingOf(app.Name), kube.ListOptions{Kinds: compare.KindsOf(nil, app.Status.Resources)})
 	if err != nil {
 		return false, err
 	}
-	for _, o := range live {
-		if o.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if err := tgt.Kube.Delete(ctx, kube.RefOf(o), kube.DeleteOptions{Propagation: policy}); err != nil {
-			return false, err
-		}
+	var syncOptions []string
+	if app.Spec.SyncPolicy != nil {
+		syncOptions = app.Spec.SyncPolicy.SyncOptions
 	}
-	if len(live) > 0 {
-		logctx.From(ctx).Info("waiting for the app's objects to be deleted", "remaining", len(live))
-		return false, nil
+	plan := teardown.NewPlan(live, teardown.Options{
+		ArgoParity: r.opts.ArgoParity, App: app.Name, AppNamespace: app.Namespace, SyncOptions: syncOptions,
+	})
+	p, err := teardown.Advance(ctx, tgt.Kube, plan, teardown.AdvanceOptions{Propagation: policy})
+	if err != nil {
+		return false, err
 	}
-	return true, nil
+	if p.Done {
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionWait)
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
+		return true, nil
+	}
+	if len(p.Deleted) > 0 {
+		logctx.From(ctx).Info("deleting the app's objects", "step", p.Step, "index", p.Index, "steps", p.Steps, "deleted", len(p.Deleted))
+	}
+	r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionWait, p.Message())
+	if m := p.Stalled(r.now(), s.StallTimeout); m != "" {
+		r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionStalled, "stalled: "+m)
+	} else {
+		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
+	}
+	return false, nil
 }
 
 // isOwnFinalizer reports the finalizers this controller works off.
