@@ -35,6 +35,11 @@ type Delete struct {
 	// Wait waits until the app is gone; Timeout bounds it (zero: forever).
 	Wait    bool
 	Timeout time.Duration
+	// OnProgress is called, while Wait waits, when the controller's word on
+	// the teardown changes: the step and what it waits on (the
+	// DeletionWait condition), or why it is stalled (DeletionStalled,
+	// prefixed "stalled: ").
+	OnProgress func(message string)
 }
 
 // Run deletes the app.
@@ -101,7 +106,12 @@ func cascadeFinalizers(finalizers []string, finalizer string) []string {
 func (a *Delete) waitGone(ctx context.Context) error {
 	wctx, cancel := withTimeout(ctx, a.Timeout)
 	defer cancel()
-	err := a.Client.watch(wctx, a.Name, func(_ *v1alpha1.Application, deleted bool) (bool, error) {
+	last := ""
+	err := a.Client.watch(wctx, a.Name, func(app *v1alpha1.Application, deleted bool) (bool, error) {
+		if m := teardownProgress(app); !deleted && m != "" && m != last && a.OnProgress != nil {
+			a.OnProgress(m)
+			last = m
+		}
 		return deleted, nil
 	})
 	var nf *application.NotFoundError
@@ -112,4 +122,15 @@ func (a *Delete) waitGone(ctx context.Context) error {
 		return &TimeoutError{Name: a.Name, Timeout: a.Timeout, What: "to be deleted"}
 	}
 	return err
+}
+
+// teardownProgress is what app's conditions say about its teardown: why
+// it is stalled, else what it waits on.
+func teardownProgress(app *v1alpha1.Application) string {
+	for _, typ := range []string{v1alpha1.ApplicationConditionDeletionStalled, v1alpha1.ApplicationConditionDeletionWait} {
+		if c := application.Condition(app, typ); c != nil && c.Message != "" {
+			return c.Message
+		}
+	}
+	return ""
 }

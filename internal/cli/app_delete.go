@@ -20,7 +20,12 @@ resources-finalizer.argocd.argoproj.io (or its /background variant with
 --propagation-policy background), so the controller deletes the app's objects
 before the Application goes. --cascade=false removes those finalizers, so the
 objects stay in the cluster. On a terminal a cascading delete asks first,
-unless --yes.`
+unless --yes.
+
+With --wait the command prints the teardown's progress as the controller
+reports it: the step (in wavecd mode the objects go in reverse sync-wave
+order, each step gone before the next) and the objects it waits on, with
+their finalizers and who clears them; and why a step is stalled.`
 
 func newAppDeleteCommand(s Streams, f *appFlags) *cobra.Command {
 	a := &appclient.Delete{}
@@ -40,6 +45,9 @@ func newAppDeleteCommand(s Streams, f *appFlags) *cobra.Command {
 				return err
 			}
 			a.Client, a.Name, a.Timeout = c, name, time.Duration(timeout)*time.Second
+			a.OnProgress = func(message string) {
+				fmt.Fprintf(s.Err, "%s  %s\n", time.Now().Format(time.TimeOnly), message)
+			}
 			if !cmd.Flags().Changed("propagation-policy") {
 				a.Propagation = ""
 			}
