@@ -22,6 +22,8 @@
 // build cache makes an up-to-date build cheap), and bin/wavecd too with
 // Options.Wavecd, and fails loudly when the cluster cannot start: tests
 // against the API server are never skipped.
+// FinalizerOperator stands in for an operator that finalizes its custom
+// resources, for tests of a teardown.
 // WAVECD_TEST_DEBUG=1 logs what the code under test does at debug level.
 // The cluster runs as a child of the test process with a parent-death
 // signal, so a test binary killed by a timeout takes the cluster with it.
