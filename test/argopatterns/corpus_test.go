@@ -361,13 +361,19 @@ func (p *pattern) checkOrder() {
 
 // deleteRoot runs a controller beside the settled rehearsal, as a user's
 // cluster would, deletes the root app and waits until every Application
-// and every object the rehearsal recorded is gone.
+// and every object the rehearsal recorded is gone. With an operator
+// stand-in, the operator must have cleared its finalizers before its own
+// Deployment went.
 func (p *pattern) deleteRoot() {
 	t := p.t
 	stop := startController(t, p.rec.cfg)
 	defer stop()
 	if len(trackedObjects(t, p.rec.cfg)) == 0 {
 		t.Fatal("no tracked object before the root is deleted: the deletion would prove nothing")
+	}
+	if p.exp.Operator != nil {
+		op := p.startOperator()
+		defer op.CheckClearedFirst(t, p.exp.Operator.Objects)
 	}
 	root := &v1alpha1.Application{}
 	rootName := p.rootName()
@@ -377,13 +383,15 @@ func (p *pattern) deleteRoot() {
 	if err := p.c.Delete(t.Context(), root); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deleted := time.Now()
+	deadline := deleted.Add(2 * time.Minute)
 	for {
 		apps := &v1alpha1.ApplicationList{}
 		if err := p.c.List(t.Context(), apps); err != nil {
 			t.Fatal(err)
 		}
 		if len(apps.Items) == 0 {
+			t.Logf("every Application gone %s after the root was deleted", time.Since(deleted).Round(100*time.Millisecond))
 			if left := trackedObjects(t, p.rec.cfg); len(left) > 0 {
 				t.Errorf("objects left once every Application was gone: %v", left)
 			}

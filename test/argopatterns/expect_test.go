@@ -44,6 +44,9 @@ type expectation struct {
 	// DeleteRoot deletes the root app after the bootstrap and expects every
 	// Application and every object they made to be gone.
 	DeleteRoot bool `json:"deleteRoot,omitempty"`
+	// Operator stands in for the process of an operator the pattern
+	// installs, for DeleteRoot (see operator_test.go).
+	Operator *operatorStandIn `json:"operator,omitempty"`
 }
 
 // objectFields names an object and the values some of its fields hold,
