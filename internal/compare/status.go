@@ -36,7 +36,7 @@ func resourceStatuses(cmp *Comparison, s *Settings) ([]v1alpha1.ResourceStatus, 
 		out = append(out, rs)
 		hres = append(hres, health.Resource{GroupKind: gk, Live: live, JustCreated: gk == ApplicationGK && live == nil && !d.Extra})
 	}
-	agg := s.Assessor.Aggregate(hres)
+	agg := s.Assessor.Aggregate(hres, nil)
 	for i := range out {
 		if st := agg.Resources[i]; st.Status != "" {
 			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}

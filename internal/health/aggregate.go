@@ -35,11 +35,12 @@ type AppHealth struct {
 // argocd.argoproj.io/ignore-healthcheck: "true", objects without a check,
 // missing objects whose kind has no check, and child Applications that are
 // Missing or Unknown (unless just created and Missing, see Resource).
-// The caller leaves out an Application that manages itself.
-func (a *Assessor) Aggregate(resources []Resource) AppHealth {
+// The caller leaves out an Application that manages itself. eps, when not
+// nil, gives the readiness gates their Services (see ExplainWith).
+func (a *Assessor) Aggregate(resources []Resource, eps Endpoints) AppHealth {
 	out := AppHealth{Status: Healthy, Resources: make([]Status, len(resources))}
 	for i, res := range resources {
-		st, counts := a.resourceHealth(res)
+		st, counts := a.resourceHealth(res, eps)
 		out.Resources[i] = st
 		if counts && IsWorse(out.Status, st.Status) {
 			out.Status = st.Status
@@ -50,7 +51,7 @@ func (a *Assessor) Aggregate(resources []Resource) AppHealth {
 
 // resourceHealth returns the health of one resource and whether it counts
 // towards the application's health.
-func (a *Assessor) resourceHealth(res Resource) (Status, bool) {
+func (a *Assessor) resourceHealth(res Resource, eps Endpoints) (Status, bool) {
 	gk := res.GroupKind
 	if res.Live == nil {
 		st := Status{Status: Missing}
@@ -65,7 +66,7 @@ func (a *Assessor) resourceHealth(res Resource) (Status, bool) {
 	if hook.IsHook(res.Live) || ignoresHealthCheck(res.Live) {
 		return Status{}, false
 	}
-	st := a.Assess(res.Live)
+	st := a.AssessWith(res.Live, eps)
 	if st.Status == "" {
 		return st, false
 	}

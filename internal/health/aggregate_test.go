@@ -102,7 +102,7 @@ func TestAggregate(t *testing.T) {
 					resources[i].GroupKind = resources[i].Live.GroupVersionKind().GroupKind()
 				}
 			}
-			if diff := cmp.Diff(tc.want, a.Aggregate(resources)); diff != "" {
+			if diff := cmp.Diff(tc.want, a.Aggregate(resources, nil)); diff != "" {
 				t.Errorf("aggregate mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -17,7 +17,8 @@ type Options struct {
 	// resource_customizations layout; empty for none.
 	LibraryDir string
 	// ArgoParity turns off what wavecd adds to Argo CD: child Application
-	// health and the generic condition check.
+	// health, the generic condition check and the readiness gates of
+	// admission webhook configurations and APIServices.
 	ArgoParity bool
 	// GenericConditions turns on the generic condition check for custom
 	// resources (also on with wavecd.health.genericConditions: "true").
@@ -47,6 +48,7 @@ type Assessor struct {
 	library   *Library
 	childApps bool
 	generic   bool
+	gates     bool
 	choices   sync.Map // schema.GroupKind -> *choice
 }
 
@@ -68,6 +70,7 @@ func New(opts Options) (*Assessor, error) {
 		settings:  settings,
 		childApps: settings.ApplicationHealth && !opts.ArgoParity,
 		generic:   (opts.GenericConditions || settings.GenericConditions) && !opts.ArgoParity,
+		gates:     !opts.ArgoParity,
 	}
 	if opts.LibraryDir != "" {
 		if a.library, err = LoadLibrary(opts.LibraryDir); err != nil {
@@ -85,6 +88,30 @@ func (a *Assessor) Assess(obj *unstructured.Unstructured) Status {
 
 // Explain assesses obj like Assess and also names the check used.
 func (a *Assessor) Explain(obj *unstructured.Unstructured) Result {
+	return a.ExplainWith(obj, nil)
+}
+
+// AssessWith returns the health of obj like Assess, with the readiness
+// gates read from eps (see ExplainWith).
+func (a *Assessor) AssessWith(obj *unstructured.Unstructured, eps Endpoints) Status {
+	return a.ExplainWith(obj, eps).Status
+}
+
+// ExplainWith assesses obj like Explain and, unless in Argo CD parity,
+// holds an admission webhook configuration or an APIService that would be
+// Healthy Progressing while a Service it calls has no ready endpoint in
+// eps (no gate when eps is nil).
+func (a *Assessor) ExplainWith(obj *unstructured.Unstructured, eps Endpoints) Result {
+	r := a.explain(obj)
+	if a.gates && eps != nil && r.Status.Status == Healthy && IsGated(obj.GroupVersionKind().GroupKind()) {
+		if st := gate(obj, eps); st != nil {
+			return Result{Status: *st, Source: SourceGate}
+		}
+	}
+	return r
+}
+
+func (a *Assessor) explain(obj *unstructured.Unstructured) Result {
 	if obj.GetDeletionTimestamp() != nil && !hasHookFinalizer(obj) {
 		return Result{Status: Status{Status: Progressing, Message: "Pending deletion"}, Source: SourcePendingDeletion}
 	}
@@ -133,6 +160,9 @@ func (a *Assessor) resolve(gk schema.GroupKind) *choice {
 	}
 	if check := BuiltinCheck(gk); check != nil {
 		return &choice{check: check, source: SourceBuiltin}
+	}
+	if a.gates && IsGated(gk) {
+		return &choice{check: webhookConfigHealth, source: SourceGate}
 	}
 	if a.childApps && gk == applicationGroupKind {
 		return &choice{check: applicationHealth, source: SourceApplication}

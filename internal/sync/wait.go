@@ -35,11 +35,12 @@ type target struct {
 
 // update is what a watch saw of one object.
 type update struct {
-	key  string
-	obj  *unstructured.Unstructured
-	gone bool
-	pod  bool
-	at   time.Time
+	key   string
+	obj   *unstructured.Unstructured
+	gone  bool
+	pod   bool
+	slice bool
+	at    time.Time
 }
 
 // waiter holds what the watches of one wait have seen.
@@ -50,8 +51,12 @@ type waiter struct {
 	objs    map[string]*unstructured.Unstructured
 	gone    map[string]bool
 	pods    map[string]*unstructured.Unstructured
-	message string
-	stall   *stallClock
+	// services are the Services gated targets call; slices holds their
+	// EndpointSlices, by namespace and name (see wait_gates.go).
+	services []health.ServiceRef
+	slices   map[string]*unstructured.Unstructured
+	message  string
+	stall    *stallClock
 }
 
 // waitStep waits until every task of a step is done, or one failed. The
@@ -104,8 +109,12 @@ func (e *Executor) wait(ctx context.Context, st *State, idx []int, all bool) (ti
 		default:
 			continue
 		}
-		if t := e.task(st, i); t != nil && t.Live != nil && tg.kind != targetPrune && t.Live.GetName() == ts.Name && t.Live.GetResourceVersion() != "" {
+		t := e.task(st, i)
+		if t != nil && t.Live != nil && tg.kind != targetPrune && t.Live.GetName() == ts.Name && t.Live.GetResourceVersion() != "" {
 			w.objs[objectKey(tg.ref)] = t.Live
+		}
+		if t != nil && tg.kind == targetHealth {
+			w.gateOn(t.Object)
 		}
 		w.targets = append(w.targets, tg)
 	}
@@ -158,6 +167,8 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 
 func (w *waiter) record(u update) {
 	switch {
+	case u.slice:
+		w.recordSlice(u)
 	case u.pod && u.gone:
 		delete(w.pods, u.key)
 	case u.pod:
@@ -201,7 +212,7 @@ func (w *waiter) watch(ctx context.Context, out chan<- update) error {
 		}
 		go listWatch(ctx, ri, watchSpec{gk: podGVK.GroupKind(), namespace: ns, pods: true}, out)
 	}
-	return nil
+	return w.watchSlices(ctx, out)
 }
 
 var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
@@ -211,8 +222,9 @@ type watchSpec struct {
 	gk        schema.GroupKind
 	namespace string
 	// names are the objects of interest; all when nil.
-	names []string
-	pods  bool
+	names  []string
+	pods   bool
+	slices bool
 }
 
 // listWatch lists the objects named (all when names is nil), then watches
@@ -233,7 +245,7 @@ func listWatch(ctx context.Context, ri dynamic.ResourceInterface, spec watchSpec
 		}
 		key := objectKey(kube.Ref{GVK: schema.GroupVersionKind{Group: gk.Group, Kind: gk.Kind}, Namespace: obj.GetNamespace(), Name: obj.GetName()})
 		select {
-		case out <- update{key: key, obj: obj, gone: gone, pod: spec.pods, at: time.Now()}:
+		case out <- update{key: key, obj: obj, gone: gone, pod: spec.pods, slice: spec.slices, at: time.Now()}:
 		case <-ctx.Done():
 		}
 	}
@@ -394,7 +406,7 @@ func (w *waiter) status(tg target) (TaskPhase, string) {
 	if obj == nil {
 		return TaskRunning, tg.ref.String() + ": no state observed yet"
 	}
-	h := w.e.health.Assess(obj)
+	h := w.e.health.AssessWith(obj, w.endpoints())
 	switch {
 	case h.Status == "" || h.Status == health.Healthy:
 		return TaskSucceeded, h.Message
