@@ -33,6 +33,9 @@ type Comparison struct {
 	Sync      v1alpha1.SyncStatusCode
 	Health    health.AppHealth
 	Tracking  kube.Tracking
+	// Gates are the Services the app's admission webhook configurations
+	// and APIServices call: their health waits for a ready endpoint.
+	Gates []health.ServiceRef
 	// Warnings are what the render skipped on purpose.
 	Warnings []string
 }
@@ -58,7 +61,13 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 		return nil, err
 	}
 	cmp.Warnings = res.Warnings
-	cmp.Resources, cmp.Health = resourceStatuses(cmp, s)
+	cmp.Gates = gatedServices(s, cmp.Live)
+	eps, err := readEndpoints(ctx, tgt, cmp.Gates)
+	if err != nil {
+		// Without them the gates stay open: health is Argo CD's.
+		logctx.From(ctx).Warn("readiness gates not read", "err", err)
+	}
+	cmp.Resources, cmp.Health = resourceStatuses(cmp, s, eps)
 	return cmp, nil
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
-// resourceStatuses builds status.resources and the app's health, and sets
-// the comparison's sync status.
-func resourceStatuses(cmp *Comparison, s *Settings) ([]v1alpha1.ResourceStatus, health.AppHealth) {
+// resourceStatuses builds status.resources and the app's health (with the
+// readiness gates eps decides), and sets the comparison's sync status.
+func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1alpha1.ResourceStatus, health.AppHealth) {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l
@@ -36,7 +36,7 @@ func resourceStatuses(cmp *Comparison, s *Settings) ([]v1alpha1.ResourceStatus, 
 		out = append(out, rs)
 		hres = append(hres, health.Resource{GroupKind: gk, Live: live, JustCreated: gk == ApplicationGK && live == nil && !d.Extra})
 	}
-	agg := s.Assessor.Aggregate(hres, nil)
+	agg := s.Assessor.Aggregate(hres, eps)
 	for i := range out {
 		if st := agg.Resources[i]; st.Status != "" {
 			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}

@@ -51,6 +51,7 @@ type Reconciler struct {
 	refreshes *refreshSet
 	runners   *runners
 	compared  comparedTimes
+	gates     gateIndex
 	activity  activity
 	settings  settingsCache
 	now       func() time.Time

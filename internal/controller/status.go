@@ -56,6 +56,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 			clearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
 		}
 		r.applyComparison(app, cmp, now)
+		r.watchGates(ctx, tgt, app.Name, cmp.Gates)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
 	if fields := render.UnsupportedFields(app); len(fields) > 0 {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -21,7 +22,11 @@ func (r *Reconciler) onNewInformer(gk schema.GroupKind, inf toolscache.SharedInd
 	if r.ctrl == nil {
 		return
 	}
-	src := &ctrlsource.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.managedEvents)}
+	events := r.managedEvents
+	if gk == health.EndpointSliceGroupKind {
+		events = r.gateEvents
+	}
+	src := &ctrlsource.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(events)}
 	if err := r.ctrl.Watch(src); err != nil {
 		slog.Warn("watch managed kind", "kind", gk.String(), "err", err)
 	}

@@ -134,6 +134,11 @@ func (a *Assessor) HasCheck(gk schema.GroupKind) bool {
 	return a.choose(gk).check != nil
 }
 
+// Gates reports whether the Assessor holds admission webhook
+// configurations and APIServices on the readiness of the Services they
+// call (off in Argo CD parity).
+func (a *Assessor) Gates() bool { return a.gates }
+
 // LuaScript returns the Lua script the Assessor would run for gk (an argocd-cm
 // override, else a library script), or nil.
 func (a *Assessor) LuaScript(gk schema.GroupKind) *Script {

@@ -25,6 +25,14 @@
 // argocd.argoproj.io/ignore-healthcheck: "true" and child Applications that are
 // Missing or Unknown.
 //
+// Readiness gates (wavecd, off in Argo CD parity): an admission webhook
+// configuration (Validating or Mutating, which Argo CD gives no health) and an
+// APIService are Progressing while a Service they call has no ready endpoint,
+// so the wave that installs them ends only once the next one can be admitted
+// ([Assessor.ExplainWith]). Whether a Service has one comes from an
+// [Endpoints] the caller hands in: [NewEndpointSlices] over the EndpointSlices
+// it read or watches.
+//
 // The package does not read the cluster or the argocd-cm ConfigMap itself: callers
-// hand it objects and the ConfigMap's data map.
+// hand it objects, the ConfigMap's data map and the EndpointSlices of gates.
 package health

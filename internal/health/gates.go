@@ -22,8 +22,8 @@ var (
 // EndpointSliceGroupKind is the kind Endpoints implementations read.
 var EndpointSliceGroupKind = schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}
 
-// labelServiceName is the label an EndpointSlice names its Service by.
-const labelServiceName = "kubernetes.io/service-name"
+// LabelServiceName is the label an EndpointSlice names its Service by.
+const LabelServiceName = "kubernetes.io/service-name"
 
 // ServiceRef names a Service.
 type ServiceRef struct {
@@ -134,7 +134,7 @@ type EndpointSlices struct {
 func NewEndpointSlices(slices []*unstructured.Unstructured) *EndpointSlices {
 	e := &EndpointSlices{ready: map[ServiceRef]bool{}}
 	for _, s := range slices {
-		name := s.GetLabels()[labelServiceName]
+		name := s.GetLabels()[LabelServiceName]
 		if name == "" {
 			continue
 		}
@@ -165,5 +165,5 @@ func hasReadyEndpoint(slice *unstructured.Unstructured) bool {
 
 // ServiceSelector is the label selector of a Service's EndpointSlices.
 func ServiceSelector(svc ServiceRef) string {
-	return fmt.Sprintf("%s=%s", labelServiceName, svc.Name)
+	return fmt.Sprintf("%s=%s", LabelServiceName, svc.Name)
 }

@@ -93,8 +93,13 @@ type apiResource struct {
 }
 
 // listable finds the preferred version of every listable resource, limited
-// to kinds when given.
+// to kinds when given, leaving out the kinds no app manages (excluded).
 func (c *Cluster) listable(kinds []schema.GroupKind) ([]apiResource, error) {
+	return c.listableOf(kinds, excluded)
+}
+
+// listableOf is listable with skip as the kinds left out.
+func (c *Cluster) listableOf(kinds []schema.GroupKind, skip map[schema.GroupKind]bool) ([]apiResource, error) {
 	lists, err := c.discovery.ServerPreferredResources()
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, fmt.Errorf("discover resources: %w", err)
@@ -107,7 +112,7 @@ func (c *Cluster) listable(kinds []schema.GroupKind) ([]apiResource, error) {
 		}
 		for _, r := range list.APIResources {
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || excluded[gk] ||
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || skip[gk] ||
 				(len(kinds) > 0 && !slices.Contains(kinds, gk)) {
 				continue
 			}

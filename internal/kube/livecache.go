@@ -60,6 +60,17 @@ func (c *LiveCache) Start(ctx context.Context, onNew func(schema.GroupKind, cach
 // without waiting for the new informers to fill; until they have,
 // ListTracked reads those kinds from the API server.
 func (c *LiveCache) Ensure(kinds []schema.GroupKind) error {
+	return c.ensure(kinds, excluded)
+}
+
+// EnsureWatched is Ensure for kinds no app manages but whose changes
+// matter to an app's health (EndpointSlices, for readiness gates): those
+// are cached too, though ListTracked of all kinds still leaves them out.
+func (c *LiveCache) EnsureWatched(kinds []schema.GroupKind) error {
+	return c.ensure(kinds, nil)
+}
+
+func (c *LiveCache) ensure(kinds []schema.GroupKind, skip map[schema.GroupKind]bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
@@ -74,7 +85,7 @@ func (c *LiveCache) Ensure(kinds []schema.GroupKind) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	resources, err := c.cluster.listable(missing)
+	resources, err := c.cluster.listableOf(missing, skip)
 	if err != nil {
 		return err
 	}
@@ -153,6 +164,9 @@ func (c *LiveCache) ListTracked(ctx context.Context, tracking Tracking, opts Lis
 	var uncached []schema.GroupKind
 	var out []*unstructured.Unstructured
 	for _, gk := range opts.Kinds {
+		if excluded[gk] {
+			continue // cached for EnsureWatched only
+		}
 		k := c.synced(ctx, gk)
 		if k == nil {
 			uncached = append(uncached, gk)

@@ -58,6 +58,10 @@
 //     is gone. wavecd goes further than Argo CD's 2 s sleep and 30 s
 //     re-check: it watches the step's objects and advances on the watch
 //     event that makes the step done (WaveDelay adds Argo CD's delay back).
+//     An admission webhook configuration or APIService is Healthy only
+//     once the Services it calls have a ready endpoint (health's readiness
+//     gates; the wait watches their EndpointSlices), so the next step's
+//     objects are admitted on the first try.
 //     While it waits, the state's message names the objects and why, e.g.
 //     "Deployment app/web: 0/1 ready; pod web-x Pending: 0/2 nodes are
 //     available: ...". As in Argo CD, a last step without hooks is not
