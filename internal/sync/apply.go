@@ -136,8 +136,9 @@ func (e *Executor) dryRun(ctx context.Context, st *State) error {
 			ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, t.Err
 			continue
 		}
-		if reason, ok := skips[ts.ID]; ok {
-			ts.Phase, ts.Message = TaskDryRunOK, reason
+		if skip, ok := skips[ts.ID]; ok {
+			ts.Phase, ts.Message = TaskDryRunOK, skip.reason
+			ts.DryRunAtWave = skip.crdInSync && !e.opts.ArgoParity
 			continue
 		}
 		g.Go(func() error {
@@ -218,10 +219,17 @@ func (e *Executor) predictor(t *Task) diff.Predictor {
 	})
 }
 
+// dryRunSkip is why a task's dry run cannot run before the sync starts.
+type dryRunSkip struct {
+	reason string
+	// crdInSync: the task's kind comes with a CRD of this sync.
+	crdInSync bool
+}
+
 // dryRunSkips returns the tasks whose dry run cannot run yet, with the
 // reason: their kind comes with a CRD of this sync (or is missing and
 // SkipDryRunOnMissingResource is set), or their namespace is created by it.
-func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]string, error) {
+func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]dryRunSkip, error) {
 	crds, namespaces := map[string]bool{}, map[string]bool{}
 	for _, t := range e.plan.Tasks {
 		if t.Object == nil {
@@ -246,7 +254,7 @@ func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]strin
 		}
 		exists[ns] = live != nil
 	}
-	out := map[string]string{}
+	out := map[string]dryRunSkip{}
 	for i, ts := range st.Tasks {
 		t := e.task(st, i)
 		if t == nil || t.Object == nil || ts.Type == TaskNamespace {
@@ -254,14 +262,39 @@ func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]strin
 		}
 		gk := t.GroupKind()
 		if _, err := e.cluster.Mapping(t.Ref().GVK); meta.IsNoMatchError(err) && (crds[gk.String()] || t.Settings.SkipDryRunOnMissingResource) {
-			out[ts.ID] = "dry run skipped: the kind " + gk.String() + " is not known to the cluster yet"
+			out[ts.ID] = dryRunSkip{reason: "dry run skipped: the kind " + gk.String() + " is not known to the cluster yet", crdInSync: crds[gk.String()]}
 			continue
 		}
 		if ns := ts.Namespace; ns != "" && namespaces[ns] && !exists[ns] {
-			out[ts.ID] = "dry run skipped: namespace " + ns + " is created by this sync"
+			out[ts.ID] = dryRunSkip{reason: "dry run skipped: namespace " + ns + " is created by this sync"}
 		}
 	}
 	return out, nil
+}
+
+// dryRunStep dry-runs, as their step starts, the custom resources whose
+// CRD an earlier step applied (DryRunAtWave): the step's objects are
+// checked before any of them is written, as the whole sync's were. One
+// whose kind is still unknown (its CRD comes in this step) is applied
+// without. It reports whether every dry run passed.
+func (e *Executor) dryRunStep(ctx context.Context, st *State, step []int) bool {
+	ok := true
+	for _, i := range step {
+		ts := &st.Tasks[i]
+		if !ts.DryRunAtWave || started(ts.Phase) || e.task(st, i) == nil {
+			continue
+		}
+		if _, err := e.cluster.Mapping(e.task(st, i).Ref().GVK); meta.IsNoMatchError(err) {
+			continue
+		}
+		ts.DryRunAtWave = false
+		phase, message := e.dryRunOne(ctx, st, i)
+		ts.Phase, ts.Message = phase, message
+		if phase == TaskFailed {
+			ts.Result, ok = ResultSyncFailed, false
+		}
+	}
+	return ok
 }
 
 // completeDryRun records what a real sync would have done.

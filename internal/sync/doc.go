@@ -43,7 +43,10 @@
 //     All); if one fails, the sync fails and nothing is applied. Kinds whose
 //     CRD comes in the same sync (or any missing kind with
 //     SkipDryRunOnMissingResource) and objects in a namespace the sync
-//     creates skip it. With ApplyOutOfSyncOnly the server-side diff is the
+//     creates skip it. wavecd goes further for a kind whose CRD comes in an
+//     earlier step of the same sync: its objects are dry-run when their
+//     step starts, before anything of the step is written, with no option
+//     needed (Options.ArgoParity skips them as Argo CD does). With ApplyOutOfSyncOnly the server-side diff is the
 //     dry run and objects already in sync are left out.
 //  3. Steps: the first phase and wave with unfinished tasks runs: prunes
 //     first (deleted with PrunePropagationPolicy, foreground by default;

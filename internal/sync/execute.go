@@ -224,6 +224,10 @@ func (e *Executor) settle(st *State, step []int) {
 // deletion of hooks of earlier syncs, then the writes, kind by kind.
 func (e *Executor) runStep(ctx context.Context, st *State, step []int) error {
 	e.events.add(ctx, Event{Type: EventStep, SyncPhase: st.SyncPhase, Wave: st.Wave})
+	if !e.dryRunStep(ctx, st, step) {
+		e.fail(ctx, st, failureMessage("one or more objects failed to apply (dry run)", st, failedTasks(st, step)))
+		return nil
+	}
 	var prunes, hooks []int
 	for _, i := range step {
 		switch {

@@ -136,6 +136,9 @@ type Options struct {
 	// WaveDelay waits this long after a wave is healthy before the next one
 	// starts; 0 by default, 2s for Argo CD parity.
 	WaveDelay time.Duration
+	// ArgoParity keeps Argo CD's sync engine where wavecd goes further: a
+	// custom resource whose CRD the sync applies is never dry-run.
+	ArgoParity bool
 	// IgnoreDifferences are the application's ignoreDifferences, used by
 	// ApplyOutOfSyncOnly and RespectIgnoreDifferences.
 	IgnoreDifferences []diff.IgnoreRule

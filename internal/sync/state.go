@@ -83,6 +83,9 @@ type TaskState struct {
 	Phase   TaskPhase  `json:"phase"`
 	Result  ResultCode `json:"result,omitempty"`
 	Message string     `json:"message,omitempty"`
+	// DryRunAtWave marks a custom resource whose CRD this sync applies in
+	// an earlier step: its dry run waits for its own step.
+	DryRunAtWave bool `json:"dryRunAtWave,omitempty"`
 	// StartedAt is when the task ran (object applied, hook created, prune
 	// issued) and FinishedAt when it ended (Healthy, hook done, pruned,
 	// failed), to the millisecond, for timelines. They ride along with the
