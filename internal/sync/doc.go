@@ -107,5 +107,16 @@
 // kept the state from being saved is recognised by its sync id and adopted,
 // never created twice.
 //
+// # Stop
+//
+// A sync may be asked to stop (Options.Stop, closed when a new revision
+// supersedes an automated sync). It stops only at a safe point: between
+// steps or while a step's objects are awaited, not while it is failing
+// (its SyncFail hooks run) and not while a hook it created is running (the
+// hook's result is read and its finalizer released first, so each hook
+// runs and is recorded once). Run then returns [ErrStopped] with the state
+// Failed, saying which step it stopped in and what it waited for; nothing
+// already written is undone.
+//
 // The package does not render manifests, read Git or decide when to sync.
 package sync

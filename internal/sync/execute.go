@@ -87,10 +87,15 @@ func (e *Executor) Run(ctx context.Context, st *State) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if e.stopRequested() && safeToStop(st) {
+			err := e.stop(ctx, st)
+			e.progress(st)
+			return err
+		}
 		action := e.next(st)
 		err := action(ctx, st)
 		e.progress(st)
-		if err != nil {
+		if err != nil && !errors.Is(err, errStopWait) {
 			return err
 		}
 	}
@@ -274,14 +279,14 @@ func (e *Executor) failing(ctx context.Context, st *State) error {
 	}
 	switch {
 	case len(running) > 0:
-		_, err := e.wait(ctx, st, running, true)
+		_, err := e.wait(ctx, st, running, true, nil)
 		return err
 	case len(pending) > 0:
 		e.checkpoint(st, pending)
 		e.applyKinds(ctx, st, pending)
 		return nil
 	case len(syncFail) > 0:
-		_, err := e.wait(ctx, st, syncFail, true)
+		_, err := e.wait(ctx, st, syncFail, true, nil)
 		return err
 	}
 	message := st.Failure

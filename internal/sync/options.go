@@ -136,6 +136,10 @@ type Options struct {
 	// WaveDelay waits this long after a wave is healthy before the next one
 	// starts; 0 by default, 2s for Argo CD parity.
 	WaveDelay time.Duration
+	// Stop, when closed, asks the sync to stop at its next safe point (see
+	// safeToStop): Run then returns ErrStopped. The controller closes it
+	// when a new revision supersedes an automated sync.
+	Stop <-chan struct{}
 	// ArgoParity keeps Argo CD's sync engine where wavecd goes further: a
 	// custom resource whose CRD the sync applies is never dry-run.
 	ArgoParity bool

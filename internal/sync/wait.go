@@ -55,14 +55,16 @@ type waiter struct {
 	// EndpointSlices, by namespace and name (see wait_gates.go).
 	services []health.ServiceRef
 	slices   map[string]*unstructured.Unstructured
-	message  string
-	stall    *stallClock
+	// stop, when closed, ends the wait at a safe point (nil: never).
+	stop    <-chan struct{}
+	message string
+	stall   *stallClock
 }
 
 // waitStep waits until every task of a step is done, or one failed. The
 // next step starts on the watch event that completes this one.
 func (e *Executor) waitStep(ctx context.Context, st *State, step []int) error {
-	at, err := e.wait(ctx, st, step, false)
+	at, err := e.wait(ctx, st, step, false, e.opts.Stop)
 	if err != nil {
 		return err
 	}
@@ -93,9 +95,10 @@ func (e *Executor) waitGone(ctx context.Context, refs []kube.Ref) error {
 }
 
 // wait waits for the tasks idx: until all are done, or (unless all) until
-// one failed. It returns when the deciding watch event arrived.
-func (e *Executor) wait(ctx context.Context, st *State, idx []int, all bool) (time.Time, error) {
-	w := &waiter{e: e, st: st, objs: map[string]*unstructured.Unstructured{}, gone: map[string]bool{}, pods: map[string]*unstructured.Unstructured{}}
+// one failed. It returns when the deciding watch event arrived, or with
+// errStopWait once stop is closed and the sync may stop (safeToStop).
+func (e *Executor) wait(ctx context.Context, st *State, idx []int, all bool, stop <-chan struct{}) (time.Time, error) {
+	w := &waiter{e: e, st: st, objs: map[string]*unstructured.Unstructured{}, gone: map[string]bool{}, pods: map[string]*unstructured.Unstructured{}, stop: stop}
 	for _, i := range idx {
 		ts := st.Tasks[i]
 		tg := target{index: i, ref: taskRef(ts)}
@@ -139,10 +142,17 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 	}
 	w.stall = newStallClock(w.e.opts.StallTimeout)
 	defer w.stall.stop()
+	stop, stopping := w.stop, false
 	for {
+		if stopping && safeToStop(w.st) {
+			return time.Time{}, errStopWait
+		}
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
+		case <-stop:
+			stop, stopping = nil, true // closed: look again after each event
+			continue
 		case <-w.stall.C():
 			if w.stall.due() {
 				w.examineStall(ctx)
