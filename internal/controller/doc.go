@@ -61,6 +61,18 @@
 // The stall timeout is argocd-cm's wavecd.stall.timeout, or
 // Options.StallTimeout.
 //
+// A new revision unsticks a sync (supersede.go): when a refresh finds a new
+// target revision while an automated sync of an older one runs or waits to
+// retry, the sync is asked to stop at its next safe point (internal/sync);
+// it ends Failed saying where it stopped, gets a history entry, and
+// automated sync starts one on the new revision. Argo CD parity leaves the
+// running sync alone. Both honour Argo CD's retry.refresh: a retry syncs
+// the latest revision.
+//
+// Readiness gates (gates.go): an app whose health waits on the Services
+// its webhooks and APIServices call is refreshed when their EndpointSlices
+// change.
+//
 // Deleting an app runs, as Argo CD does, one step per finalizer
 // (finalize.go, deletehooks.go): its PreDelete hooks from Git (once each;
 // a failed one is deleted and reported as DeletionError), then its objects

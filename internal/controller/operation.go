@@ -47,6 +47,9 @@ type runners struct {
 type runner struct {
 	cancel  context.CancelFunc
 	started time.Time
+	// stop is closed to ask the sync to stop at its next safe point.
+	stop       chan struct{}
+	superseded bool
 }
 
 func (rs *runners) active(name string) bool {
@@ -74,7 +77,30 @@ func (rs *runners) start(name string, cancel context.CancelFunc, now time.Time) 
 	if _, ok := rs.running[name]; ok {
 		return false
 	}
-	rs.running[name] = runner{cancel: cancel, started: now}
+	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{})}
+	return true
+}
+
+// stopChan is the channel that asks app name's sync to stop; nil when
+// none runs.
+func (rs *runners) stopChan(name string) <-chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.running[name].stop
+}
+
+// supersede asks app name's sync to stop at its next safe point; it
+// reports whether this call asked (false when none runs or it was asked).
+func (rs *runners) supersede(name string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	run, ok := rs.running[name]
+	if !ok || run.superseded {
+		return false
+	}
+	close(run.stop)
+	run.superseded = true
+	rs.running[name] = run
 	return true
 }
 
@@ -110,6 +136,7 @@ type opRequest struct {
 func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
 	if r.runners.active(app.Name) {
+		r.supersedeIfNewRevision(ctx, app)
 		return 0, false
 	}
 	// An automated sync this reconcile requests was checked for waits here.

@@ -47,10 +47,15 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 			log.Info("sync interrupted; a new controller resumes it")
 			return
 		}
-		if err != nil {
+		out.stopped = errors.Is(err, wsync.ErrStopped)
+		if err != nil && !out.stopped {
 			st.Phase, st.Message = wsync.OperationFailed, err.Error()
 		}
-		if st.Phase == wsync.OperationSucceeded || !r.retry(ctx, app, opState, st) {
+		if st.Phase == wsync.OperationSucceeded || out.stopped || !r.retry(ctx, app, opState, st) {
+			if closed(r.runners.stopChan(app.Name)) && !out.stopped {
+				out.stopped = true
+				st.Message = "stopped: superseded by a new revision while waiting to retry: " + st.Message
+			}
 			compared = r.finishOperation(ctx, req, opState, st, out)
 			return
 		}
@@ -65,6 +70,9 @@ type syncOutcome struct {
 	// applied are the objects the sync wrote, as the API server returned
 	// them.
 	applied []*unstructured.Unstructured
+	// stopped: a new revision superseded the sync, which stopped at a
+	// safe point.
+	stopped bool
 }
 
 // syncOnce renders the app at the operation's revision and runs one sync.
@@ -104,6 +112,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	defer progress.stop()
 	opts.OnProgress = progress.update
 	opts.Checkpoint = progress.checkpoint
+	opts.Stop = r.runners.stopChan(app.Name)
 	plan, err := wsync.NewPlan(desired, live, opts)
 	if err != nil {
 		return out, err
@@ -225,6 +234,10 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	}
 	wait := backoff.delay(opState.RetryCount)
 	opState.RetryCount++
+	if opState.Operation.Retry.Refresh && opState.Operation.Sync != nil {
+		// As Argo CD's retry.refresh: the retry syncs the latest revision.
+		opState.Operation.Sync.Revision, opState.Operation.Sync.Revisions = "", nil
+	}
 	opState.Phase = v1alpha1.OperationRunning
 	opState.Message = fmt.Sprintf("Retrying attempt #%d at %s: %s", opState.RetryCount, r.now().Add(wait).Format("15:04:05"), st.Message)
 	opState.WavecdState = nil
@@ -235,8 +248,23 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	select {
 	case <-ctx.Done():
 		return false
+	case <-r.runners.stopChan(app.Name):
+		return false
 	case <-time.After(wait):
 		return true
+	}
+}
+
+// closed reports whether ch is closed (false for nil).
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -290,7 +318,9 @@ func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState
 		a.Status.OperationState = snapshot
 		a.Operation = nil
 		markStalled(&a.Status, st, r.now())
-		if snapshot.Phase == v1alpha1.OperationSucceeded && !snapshot.Operation.Sync.DryRun {
+		// A superseded sync has a history entry too: its first waves are
+		// deployed, and the next entry is the revision that replaced it.
+		if (snapshot.Phase == v1alpha1.OperationSucceeded || out.stopped) && !snapshot.Operation.Sync.DryRun {
 			addHistory(a, snapshot, out.revision)
 		}
 		if err := r.compareInto(ctx, req.target, a, req.proj, req.settings, compare.CompareOptions{Applied: out.applied}); err == nil {

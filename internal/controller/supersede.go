@@ -1,0 +1,45 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
+)
+
+// A new revision unsticks a sync: while an automated sync runs (or waits
+// to retry), a refresh that finds a new target revision asks it to stop at
+// its next safe point (internal/sync's Stop); the operation ends Failed,
+// saying so, with a history entry of its own, and automated sync starts a
+// new one on the new revision. wavecd does this by default; Argo CD parity
+// leaves a running sync alone, as Argo CD does, and honours only
+// retry.refresh (a retry renders the latest revision).
+
+// supersedes reports whether app's running operation is an automated sync
+// of a revision other than the one the last comparison of its current spec
+// found, and that stops it (never in Argo CD parity).
+func (r *Reconciler) supersedes(app *v1alpha1.Application) bool {
+	if r.opts.ArgoParity || app.Operation == nil || !app.Operation.InitiatedBy.Automated || app.Operation.Sync == nil {
+		return false
+	}
+	op, st := app.Operation.Sync, app.Status.Sync
+	if !sameSpec(st.ComparedTo, app) {
+		return false
+	}
+	// An automated sync of several sources names no revision (it syncs
+	// what each source's targetRevision resolves to): it is not
+	// superseded.
+	return !app.Spec.HasMultipleSources() && st.Revision != "" && op.Revision != "" && st.Revision != op.Revision
+}
+
+// supersedeIfNewRevision asks app's running sync to stop when a new
+// revision supersedes it.
+func (r *Reconciler) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
+	if !r.supersedes(app) {
+		return
+	}
+	if r.runners.supersede(app.Name) {
+		logctx.From(ctx).Info("a new revision supersedes the running sync; it stops at its next safe point",
+			"running", app.Operation.Sync.Revision, "new", app.Status.Sync.Revision)
+	}
+}
