@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -113,6 +114,9 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 	opts.OnProgress = progress.update
 	opts.Checkpoint = progress.checkpoint
 	opts.Stop = r.runners.stopChan(app.Name)
+	if opts.Deadline, opts.DeadlineReason, err = operationDeadline(app, opState); err != nil {
+		return out, err
+	}
 	plan, err := wsync.NewPlan(desired, live, opts)
 	if err != nil {
 		return out, err
@@ -232,6 +236,9 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	if limit >= 0 && opState.RetryCount >= limit {
 		return false
 	}
+	if deadline, _, err := operationDeadline(app, opState); err != nil || !deadline.IsZero() && !r.now().Before(deadline) {
+		return false // the operation timed out: no retry
+	}
 	wait := backoff.delay(opState.RetryCount)
 	opState.RetryCount++
 	if opState.Operation.Retry.Refresh && opState.Operation.Sync != nil {
@@ -253,6 +260,18 @@ func (r *Reconciler) retry(ctx context.Context, app *v1alpha1.Application, opSta
 	case <-time.After(wait):
 		return true
 	}
+}
+
+// operationDeadline is when the operation times out (wavecd.io/sync-timeout
+// after it started, retries included), with the reason the sync gives;
+// zero without a timeout.
+func operationDeadline(app *v1alpha1.Application, opState *v1alpha1.OperationState) (time.Time, string, error) {
+	timeout, err := application.SyncTimeout(app)
+	if err != nil || timeout == 0 {
+		return time.Time{}, "", err
+	}
+	reason := fmt.Sprintf("sync timeout %s (%s) reached", timeout, application.AnnotationSyncTimeout)
+	return opState.StartedAt.Add(timeout), reason, nil
 }
 
 // closed reports whether ch is closed (false for nil).

@@ -171,3 +171,26 @@ func TestRetryRefreshSyncsTheLatestRevision(t *testing.T) {
 			op.SyncResult.Revision == second && op.RetryCount >= 1
 	})
 }
+
+// TestSyncTimeoutFailsWithTheWait: wavecd.io/sync-timeout fails an
+// operation stuck on a wave, with what it waited for.
+func TestSyncTimeoutFailsWithTheWait(t *testing.T) {
+	t.Parallel()
+	h := startController(t, Options{})
+	repo := testenv.NewGitRepo(t, map[string]string{
+		"web/deployment.yaml": strings.ReplaceAll(webDeployment, "NODESELECTOR", `nodeSelector: {wavecd.io/no-such-node: "true"}`),
+		"web/later.yaml":      laterConfigMap,
+	})
+	h.create(testApp{name: "web", repoURL: repo.Dir, automated: true, annotations: map[string]string{"wavecd.io/sync-timeout": "3s"}})
+	app := h.waitApp("web", 60*time.Second, "the operation failed", func(a *v1alpha1.Application) bool {
+		return a.Operation == nil && a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationFailed
+	})
+	op := app.Status.OperationState
+	want := "sync timeout 3s (wavecd.io/sync-timeout) reached while in Sync wave 0, waiting for Deployment " + h.ns + "/web: 0/1 ready; pod web-"
+	if !strings.HasPrefix(op.Message, want) {
+		t.Errorf("operation message = %q, want %q...", op.Message, want)
+	}
+	if took := op.FinishedAt.Sub(op.StartedAt.Time); took > 10*time.Second {
+		t.Errorf("the operation took %v with a 3s timeout", took)
+	}
+}

@@ -92,10 +92,15 @@ func (e *Executor) Run(ctx context.Context, st *State) error {
 			e.progress(st)
 			return err
 		}
+		if e.deadlinePassed() {
+			err := e.timeout(ctx, st)
+			e.progress(st)
+			return err
+		}
 		action := e.next(st)
 		err := action(ctx, st)
 		e.progress(st)
-		if err != nil && !errors.Is(err, errStopWait) {
+		if err != nil && !errors.Is(err, errStopWait) && !errors.Is(err, errDeadline) {
 			return err
 		}
 	}

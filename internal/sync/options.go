@@ -140,6 +140,11 @@ type Options struct {
 	// safeToStop): Run then returns ErrStopped. The controller closes it
 	// when a new revision supersedes an automated sync.
 	Stop <-chan struct{}
+	// Deadline, when set, is when the sync times out: a wait that reaches
+	// it ends, running hooks are released, and the sync ends Failed with
+	// DeadlineReason and what it waited for (a step's writes finish first).
+	Deadline       time.Time
+	DeadlineReason string
 	// ArgoParity keeps Argo CD's sync engine where wavecd goes further: a
 	// custom resource whose CRD the sync applies is never dry-run.
 	ArgoParity bool

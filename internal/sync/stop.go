@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -56,4 +58,51 @@ func (e *Executor) stop(ctx context.Context, st *State) error {
 	st.Phase, st.Message, st.FinishedAt, st.Stalled = OperationFailed, message, &now, ""
 	e.events.add(ctx, Event{Type: EventFailed, Message: message})
 	return ErrStopped
+}
+
+// errDeadline ends a wait at Options.Deadline; Run turns it into the
+// timeout.
+var errDeadline = errors.New("sync deadline reached")
+
+// deadlinePassed reports whether Options.Deadline has come.
+func (e *Executor) deadlinePassed() bool {
+	return !e.opts.Deadline.IsZero() && !time.Now().Before(e.opts.Deadline)
+}
+
+// deadlineTimer fires at Options.Deadline; nil (never) without one.
+func (e *Executor) deadlineTimer() (<-chan time.Time, func()) {
+	if e.opts.Deadline.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(e.opts.Deadline))
+	return t.C, func() { t.Stop() }
+}
+
+// timeout ends the sync at its deadline: Failed, with the reason and what
+// it waited for. The hooks it runs are released from the hook finalizer
+// (they go on, as in Argo CD, and nothing waits on them); objects written
+// stay.
+func (e *Executor) timeout(ctx context.Context, st *State) error {
+	for i := range st.Tasks {
+		ts := &st.Tasks[i]
+		if ts.Type != TaskHook || ts.Phase != TaskRunning {
+			continue
+		}
+		if err := e.cluster.RemoveFinalizer(ctx, taskRef(*ts), FinalizerHook); err != nil {
+			ts.Message = strings.TrimSpace(ts.Message + "; failed to remove hook finalizer: " + err.Error())
+		}
+		ts.Phase, ts.Result = TaskFailed, ResultSyncFailed
+		ts.Message = strings.TrimSpace(ts.Message + "; " + e.opts.DeadlineReason)
+	}
+	message := e.opts.DeadlineReason
+	if message == "" {
+		message = "sync deadline reached"
+	}
+	if st.Message != "" {
+		message += " while in " + string(st.SyncPhase) + " wave " + strconv.Itoa(st.Wave) + ", " + st.Message
+	}
+	now := time.Now().UTC()
+	st.Phase, st.Message, st.FinishedAt, st.Stalled = OperationFailed, message, &now, ""
+	e.events.add(ctx, Event{Type: EventFailed, Message: message})
+	return nil
 }

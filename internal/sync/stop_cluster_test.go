@@ -5,6 +5,7 @@ import (
 	"strings"
 	stdsync "sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,5 +69,22 @@ func TestStopWaitsForARunningHook(t *testing.T) {
 	}
 	if f := jobs.Items[0].Finalizers; len(f) != 0 {
 		t.Errorf("the hook keeps finalizers %v after the stop; want it released", f)
+	}
+}
+
+// TestDeadlineFailsWithTheWaitExplanation: a sync that reaches its
+// deadline while a wave cannot become healthy ends Failed, saying why it
+// ended and what it waited for.
+func TestDeadlineFailsWithTheWaitExplanation(t *testing.T) {
+	_, ns, ctx, run := setup(t)
+	run.opts.Deadline = time.Now().Add(2 * time.Second)
+	run.opts.DeadlineReason = "sync timeout 2s reached"
+	st, _ := run.run(ctx, fixture(t, "sync/unschedulable.yaml", ns))
+	want := "sync timeout 2s reached while in Sync wave 0, waiting for Deployment " + ns + "/stuck: 0/1 ready; pod stuck-"
+	if st.Phase != OperationFailed || !strings.HasPrefix(st.Message, want) || !strings.Contains(st.Message, "didn't match Pod's node affinity/selector") {
+		t.Errorf("state %s: %q, want Failed: %q... and the scheduler's reason", st.Phase, st.Message, want)
+	}
+	if late := time.Since(run.opts.Deadline); late > 5*time.Second {
+		t.Errorf("the sync ended %v after its deadline", late)
 	}
 }

@@ -143,6 +143,8 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 	w.stall = newStallClock(w.e.opts.StallTimeout)
 	defer w.stall.stop()
 	stop, stopping := w.stop, false
+	deadline, cancelDeadline := w.e.deadlineTimer()
+	defer cancelDeadline()
 	for {
 		if stopping && safeToStop(w.st) {
 			return time.Time{}, errStopWait
@@ -150,6 +152,8 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
+		case <-deadline:
+			return time.Time{}, errDeadline
 		case <-stop:
 			stop, stopping = nil, true // closed: look again after each event
 			continue
