@@ -116,7 +116,10 @@
 // hook's result is read and its finalizer released first, so each hook
 // runs and is recorded once). Run then returns [ErrStopped] with the state
 // Failed, saying which step it stopped in and what it waited for; nothing
-// already written is undone.
+// already written is undone. Options.Deadline (a sync timeout) ends a wait
+// at once instead, a step's writes finishing first: running hooks are
+// released from the hook finalizer and the sync ends Failed with the
+// reason and what it waited for.
 //
 // The package does not render manifests, read Git or decide when to sync.
 package sync
