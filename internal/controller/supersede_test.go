@@ -18,17 +18,7 @@ import (
 
 // migrateHook is a PreSync migration, named from a generateName as charts
 // write them: each sync creates its own.
-const migrateHook = `apiVersion: batch/v1
-kind: Job
-metadata:
-  generateName: migrate-
-  annotations: {argocd.argoproj.io/hook: PreSync}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox}]
-`
+var migrateHook = strings.NewReplacer("name: NAME", "generateName: migrate-", "PHASE", "PreSync").Replace(hookJob)
 
 // webDeployment is the app's Deployment; NODESELECTOR is where a bad
 // commit pins it to nodes that do not exist.
