@@ -50,6 +50,8 @@ type runner struct {
 	// stop is closed to ask the sync to stop at its next safe point.
 	stop       chan struct{}
 	superseded bool
+	// revision is the revision the current attempt syncs, once resolved.
+	revision string
 }
 
 func (rs *runners) active(name string) bool {
@@ -87,6 +89,24 @@ func (rs *runners) stopChan(name string) <-chan struct{} {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.running[name].stop
+}
+
+// syncing records the revision app name's current attempt syncs.
+func (rs *runners) syncing(name, revision string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if run, ok := rs.running[name]; ok {
+		run.revision = revision
+		rs.running[name] = run
+	}
+}
+
+// revision returns the revision app name's current attempt syncs; empty
+// when none runs or it is not resolved yet.
+func (rs *runners) revision(name string) string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.running[name].revision
 }
 
 // supersede asks app name's sync to stop at its next safe point; it

@@ -93,6 +93,7 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 		revision = res.Revisions[0]
 	}
 	out.revision = revision
+	r.runners.syncing(app.Name, revision)
 	desired, err := compare.PrepareDesired(tgt, app, res.Objects, &s.Settings)
 	if err != nil {
 		return out, err

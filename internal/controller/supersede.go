@@ -16,30 +16,34 @@ import (
 // retry.refresh (a retry renders the latest revision).
 
 // supersedes reports whether app's running operation is an automated sync
-// of a revision other than the one the last comparison of its current spec
+// of a revision (syncing: the one its current attempt renders, else the
+// operation's) other than the one the last comparison of its current spec
 // found, and that stops it (never in Argo CD parity).
-func (r *Reconciler) supersedes(app *v1alpha1.Application) bool {
+func (r *Reconciler) supersedes(app *v1alpha1.Application, syncing string) bool {
 	if r.opts.ArgoParity || app.Operation == nil || !app.Operation.InitiatedBy.Automated || app.Operation.Sync == nil {
 		return false
 	}
-	op, st := app.Operation.Sync, app.Status.Sync
+	st := app.Status.Sync
+	if syncing == "" {
+		syncing = app.Operation.Sync.Revision
+	}
 	if !sameSpec(st.ComparedTo, app) {
 		return false
 	}
 	// An automated sync of several sources names no revision (it syncs
 	// what each source's targetRevision resolves to): it is not
 	// superseded.
-	return !app.Spec.HasMultipleSources() && st.Revision != "" && op.Revision != "" && st.Revision != op.Revision
+	return !app.Spec.HasMultipleSources() && st.Revision != "" && syncing != "" && st.Revision != syncing
 }
 
 // supersedeIfNewRevision asks app's running sync to stop when a new
 // revision supersedes it.
 func (r *Reconciler) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
-	if !r.supersedes(app) {
+	if !r.supersedes(app, r.runners.revision(app.Name)) {
 		return
 	}
 	if r.runners.supersede(app.Name) {
 		logctx.From(ctx).Info("a new revision supersedes the running sync; it stops at its next safe point",
-			"running", app.Operation.Sync.Revision, "new", app.Status.Sync.Revision)
+			"running", r.runners.revision(app.Name), "new", app.Status.Sync.Revision)
 	}
 }

@@ -98,17 +98,22 @@ func TestNewRevisionUnsticksSync(t *testing.T) {
 }
 
 func TestSupersedes(t *testing.T) {
+	const newRevision = "2f8490f107ef2f80baad26dd21b4146ea09adf01"
 	tests := map[string]struct {
 		app    string
 		parity bool
-		want   bool
+		// syncing is the revision the current attempt renders; the
+		// operation's when empty.
+		syncing string
+		want    bool
 	}{
-		"automated sync, a new revision found":             {"new-revision", false, true},
-		"Argo CD parity leaves a running sync alone":       {"new-revision", true, false},
-		"the revision being synced is still the last":      {"same-revision", false, false},
-		"a manual sync is never superseded":                {"manual-sync", false, false},
-		"the comparison was of an older spec":              {"compared-to-old-spec", false, false},
-		"several sources: the operation names no revision": {"multi-source", false, false},
+		"automated sync, a new revision found":                   {"new-revision", false, "", true},
+		"Argo CD parity leaves a running sync alone":             {"new-revision", true, "", false},
+		"the revision being synced is still the last":            {"same-revision", false, "", false},
+		"a retry.refresh attempt already syncs the new revision": {"new-revision", false, newRevision, false},
+		"a manual sync is never superseded":                      {"manual-sync", false, "", false},
+		"the comparison was of an older spec":                    {"compared-to-old-spec", false, "", false},
+		"several sources: the operation names no revision":       {"multi-source", false, "", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -121,7 +126,7 @@ func TestSupersedes(t *testing.T) {
 				t.Fatalf("%s: %v", tc.app, err)
 			}
 			r := &Reconciler{opts: Options{ArgoParity: tc.parity}}
-			if got := r.supersedes(app); got != tc.want {
+			if got := r.supersedes(app, tc.syncing); got != tc.want {
 				t.Errorf("supersedes = %v, want %v", got, tc.want)
 			}
 		})
