@@ -147,13 +147,16 @@ func TestRetryRefreshSyncsTheLatestRevision(t *testing.T) {
 	t.Parallel()
 	h := startController(t, Options{ArgoParity: true})
 	repo := testenv.NewGitRepo(t, map[string]string{"web/settings.yaml": badConfigMap})
-	h.create(testApp{name: "web", repoURL: repo.Dir, automated: true})
-	app := h.app("web")
-	base := app.DeepCopy()
-	app.Spec.SyncPolicy.Retry = &v1alpha1.RetryStrategy{Limit: 3, Backoff: &v1alpha1.Backoff{Duration: "3s"}, Refresh: true}
-	if err := h.c.Patch(context.Background(), app, client.MergeFrom(base)); err != nil {
-		t.Fatal(err)
-	}
+	h.apply(strings.ReplaceAll(`
+metadata: {name: web}
+spec:
+  project: default
+  source: {repoURL: REPO, path: web, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: NAMESPACE}
+  syncPolicy:
+    automated: {prune: true}
+    retry: {limit: 3, backoff: {duration: 3s}, refresh: true}
+`, "REPO", repo.Dir))
 	h.waitApp("web", 60*time.Second, "the first attempt failed, a retry pending", func(a *v1alpha1.Application) bool {
 		op := a.Status.OperationState
 		return op != nil && op.RetryCount >= 1 && strings.Contains(op.Message, "Retrying attempt")
