@@ -5,12 +5,23 @@
 #
 #   bench/wave-bootstrap.sh waves          # 7 waves, 3 s readiness each
 #   bench/wave-bootstrap.sh waves-instant  # 7 waves, instantly ready
-#   bench/wave-bootstrap.sh idle           # 200 apps of one ConfigMap, then 3 min idle
+#   bench/wave-bootstrap.sh idle           # COUNT apps of one ConfigMap, then 3 min idle
 #
-# IDLE_SECONDS shortens the idle phase; CONTROLLER_ARGS adds controller flags
-# (e.g. "--pprof-listen 127.0.0.1:6060" to profile a run).
+# COUNT is the idle scenario's app count (default 200). measure.py polls
+# every INTERVAL seconds (default: 0.5 s up to 50 apps, COUNT/100 s
+# beyond: each poll lists every app, which at thousands costs the machine
+# more than the engine); bench/watch-apps.py stamps the exact moment every
+# app is Synced+Healthy from a watch, and samples the controller then.
+# IDLE_SECONDS shortens the idle phase; CONTROLLER_ARGS adds controller
+# flags (e.g. "--pprof-listen 127.0.0.1:6060" to profile a run).
 #
-# Results (JSON) go to bench/results/<scenario>-<time>.json.
+# The idle scenario reports (bench/bootstrap-report.py): the time from the
+# root's creation to all apps Synced+Healthy, the controller's CPU seconds,
+# resident memory and its peak then, its settled memory and idle CPU, and
+# API requests per app by verb (the controller's own, and the API server's
+# from every client).
+#
+# Results (JSON) go to bench/results/<scenario>[-COUNT]-<time>.json.
 set -euo pipefail
 scenario=${1:?usage: bench/wave-bootstrap.sh waves|waves-instant|idle}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,8 +31,9 @@ suite=$shared/bench/wave-bootstrap
 [ -x "$root/bin/wavecd" ] && [ -x "$root/bin/wavecd-localcluster" ] || { echo "run make build first" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/wavecd-bench.XXXXXX)
-ctrl=""
+ctrl="" proxy="" watcher=""
 cleanup() {
+  for p in $watcher $proxy; do kill "$p" 2>/dev/null || true; done
   [ -n "$ctrl" ] && kill "$ctrl" 2>/dev/null && wait "$ctrl" 2>/dev/null || true
   "$root/bin/wavecd-localcluster" stop --dir "$work/cluster" >/dev/null 2>&1 || true
   [ -n "${out:-}" ] && [ -f "$work/controller.log" ] && cp "$work/controller.log" "${out%.json}.controller.log"
@@ -29,11 +41,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-gen=(--scenario waves) expect=8 extra=()
+gen=(--scenario waves) expect=8 extra=() count=7 interval=${INTERVAL:-0.5} name=$scenario
 case "$scenario" in
   waves) ;;
   waves-instant) gen+=(--ready-delay 0s) ;;
-  idle) gen=(--scenario idle --count 200) expect=201 extra=(--idle "${IDLE_SECONDS:-180}") ;;
+  idle)
+    count=${COUNT:-200}
+    gen=(--scenario idle --count "$count") expect=$((count + 1)) name=idle-$count
+    interval=${INTERVAL:-$(python3 -c "print(max(0.5, $count / 100))")}
+    extra=(--idle "${IDLE_SECONDS:-180}" --timeout "$((600 + count / 5))") ;;
   *) echo "unknown scenario $scenario" >&2; exit 2 ;;
 esac
 
@@ -60,11 +76,29 @@ done
 # first create can take seconds that no engine spends.
 kubectl create --dry-run=server -f "$work/repo/bootstrap/root-app.yaml" >/dev/null
 mkdir -p "$root/bench/results"
-out=$root/bench/results/$scenario-$(date +%Y%m%dT%H%M%S).json
-if [ ${#extra[@]} -gt 0 ]; then extra+=(--pid "controller=$ctrl"); fi
+out=$root/bench/results/$name-$(date +%Y%m%dT%H%M%S).json
+if [ "$scenario" = idle ]; then
+  kubectl proxy --address 127.0.0.1 --port 0 >"$work/proxy.log" 2>&1 &
+  proxy=$!
+  for _ in $(seq 100); do grep -q 'Starting to serve' "$work/proxy.log" && break; sleep 0.1; done
+  proxy_url=http://$(sed -n 's/^Starting to serve on //p' "$work/proxy.log")
+  mkdir -p "$work/watch"
+  curl -fsS "$proxy_url/metrics" >"$work/apiserver-base.prom"
+  python3 "$root/bench/watch-apps.py" --proxy "$proxy_url" --expect "$expect" --out "$work/watch" \
+    --scrape "controller=http://127.0.0.1:$port/metrics" --scrape "apiserver=$proxy_url/metrics" \
+    --pid "controller=$ctrl" --timeout "$((600 + count / 5))" &
+  watcher=$!
+  extra+=(--pid "controller=$ctrl")
+fi
 python3 "$suite/measure.py" run --kubeconfig "$KUBECONFIG" --root-app "$work/repo/bootstrap/root-app.yaml" \
-  --expect "$expect" --out "$out" "${extra[@]}"
+  --expect "$expect" --interval "$interval" --out "$out" "${extra[@]}"
 echo "controller CPU seconds: $(awk '{print ($14+$15)/100}' /proc/$ctrl/stat)"
+if [ -n "$watcher" ]; then
+  wait "$watcher" || echo "the watch did not see every app Synced+Healthy" >&2
+  watcher=""
+  python3 "$root/bench/bootstrap-report.py" --result "$out" --watch "$work/watch" \
+    --base "$work/apiserver-base.prom" --apps "$count"
+fi
 # API requests the cluster served during the run (all clients), by verb,
 # and the busiest verb/resource pairs.
 kubectl get --raw /metrics | awk '/^apiserver_request_total\{/ {
