@@ -96,7 +96,23 @@ func volume(vols []corev1.Volume, name string) *corev1.Volume {
 // plugin-sidecar component and a sidecar patch, and compares the
 // controller's pod with what the chart renders for the same plugin.
 func TestKustomizePluginComponent(t *testing.T) {
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("testdata", "kustomize-plugins"))
+	compareKustomizeController(t, "kustomize-plugins",
+		"controller: {plugins: [{name: kustomized-helm, image: alpine/k8s:1.31.0, config: x}]}")
+}
+
+// TestKustomizeShardingComponent builds the kustomize base with the
+// sharding component and three replicas, and compares the controller
+// with what the chart renders for controller.replicas: 3.
+func TestKustomizeShardingComponent(t *testing.T) {
+	compareKustomizeController(t, "kustomize-sharding", "controller: {replicas: 3}")
+}
+
+// compareKustomizeController builds the overlay testdata/dir and compares
+// its controller Deployment's pod and replicas with the chart's for
+// values.
+func compareKustomizeController(t *testing.T, dir, values string) {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("testdata", dir))
 	if err != nil {
 		t.Fatalf("kustomize build: %v", err)
 	}
@@ -116,10 +132,12 @@ func TestKustomizePluginComponent(t *testing.T) {
 	if fromKustomize == nil {
 		t.Fatal("no controller Deployment")
 	}
-	r := renderChart(t, parseValues(t, "controller: {plugins: [{name: kustomized-helm, image: alpine/k8s:1.31.0, config: x}]}"))
-	fromChart := deployments(t, r)["wavecd-controller"].Spec.Template.Spec
+	r := renderChart(t, parseValues(t, values))
+	chartDeploy := deployments(t, r)["wavecd-controller"]
+	fromChart := chartDeploy.Spec.Template.Spec
 	got := fromKustomize.Spec.Template.Spec
 	for what, pair := range map[string][2]any{
+		"replicas":        {chartDeploy.Spec.Replicas, fromKustomize.Spec.Replicas},
 		"init containers": {fromChart.InitContainers, got.InitContainers},
 		"containers":      {fromChart.Containers, got.Containers},
 		"volumes":         {fromChart.Volumes, got.Volumes},

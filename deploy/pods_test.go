@@ -81,8 +81,8 @@ func TestChartFlagsKnownToBinary(t *testing.T) {
 }
 
 // expandArgs expands $(VAR) in the container's args as the kubelet does,
-// from its env: plain values, and metadata.namespace through the downward
-// API as podNamespace. A reference to anything else fails the test.
+// from its env: plain values, metadata.namespace through the downward
+// API as podNamespace, and metadata.name as "pod-0". A reference to anything else fails the test.
 func expandArgs(t *testing.T, c corev1.Container, podNamespace string) []string {
 	t.Helper()
 	vars := map[string]string{}
@@ -92,6 +92,8 @@ func expandArgs(t *testing.T, c corev1.Container, podNamespace string) []string 
 			vars[e.Name] = e.Value
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
 			vars[e.Name] = podNamespace
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			vars[e.Name] = "pod-0"
 		}
 	}
 	out := make([]string, len(c.Args))
@@ -119,8 +121,9 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 		"server":     deps["wavecd-server"].Spec.Template.Spec.Containers[0].Args,
 	}
 	want := map[string][]string{
-		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20", "--verbose"},
-		"server":     {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
+		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20",
+			"--sharding", "--replica-id=$(POD_NAME)", "--verbose"},
+		"server": {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)

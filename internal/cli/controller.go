@@ -43,6 +43,14 @@ controller sends what argocd-notifications-cm and the apps' subscription
 annotations ask for (leader only; --notifications=false turns it off).
 Runs until interrupted.
 
+With --sharding, every replica reconciles a share of the apps: consistent
+hashing with bounded loads (no replica above 1.25 times the mean), one
+Lease per replica for membership, and Argo CD's explicit assignment (the
+wavecd.io/shard annotation, else the destination cluster Secret's shard
+key, a replica's index among the live replicas sorted by name). A dead
+replica's apps move within the Lease duration; an app moves only once its
+old replica has stopped its work.
+
 It also serves, on --listen (every replica, leader or not):
   POST /api/webhook  GitHub push events refresh the apps of the pushed
                      repository and revision (webhook.github.secret in
@@ -77,6 +85,9 @@ It also serves, on --listen (every replica, leader or not):
 	f.Float32Var(&a.opts.QPS, "kube-api-qps", kube.NoRateLimit,
 		"requests per second to the API server; -1: no client-side limit, the API server's priority and fairness paces requests")
 	f.IntVar(&a.opts.Burst, "kube-api-burst", 0, "request burst to the API server, with --kube-api-qps (default: the QPS)")
+	f.BoolVar(&a.opts.Sharding, "sharding", false,
+		"spread the apps over every replica started with --sharding (one Lease each); the leader alone runs ApplicationSets and notifications")
+	f.StringVar(&a.opts.ReplicaID, "replica-id", "", "this replica's name among the shards, unique per replica (default: the host name)")
 	f.StringVar(&a.opts.PprofAddr, "pprof-listen", "", "serve Go profiling endpoints on this address (off when empty)")
 	return cmd
 }
@@ -98,6 +109,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	a.opts.Metrics = metrics
+	kube.CountRequests(cfg, metrics.ObserveKubeRequest)
 	ctrl, err := controller.New(cfg, a.opts)
 	if err != nil {
 		return err
@@ -136,6 +148,6 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	if err := ctrl.Add(srv); err != nil {
 		return err
 	}
-	slog.Info("controller starting", "namespace", a.opts.Namespace, "listen", a.listen)
+	slog.Info("controller starting", "namespace", a.opts.Namespace, "listen", a.listen, "sharding", a.opts.Sharding)
 	return ctrl.Start(ctx)
 }

@@ -25,8 +25,8 @@ func (c *Controller) Refresh(_ context.Context, namespace, name string, hard boo
 }
 
 // Refresher requests refreshes of the controller's apps, for the webhook.
-// The leader refreshes in memory, so a push is compared at once; a replica
-// that is not the leader sets the argocd.argoproj.io/refresh annotation
+// The leader (sharded: the app's replica) refreshes in memory, so a push
+// is compared at once; a replica that is not the leader sets the argocd.argoproj.io/refresh annotation
 // instead, which the leader acts on.
 type Refresher struct {
 	c        *Controller
@@ -40,6 +40,12 @@ func (c *Controller) Refresher() Refresher {
 
 // Refresh requests a refresh of type t of app namespace/name.
 func (r Refresher) Refresh(ctx context.Context, namespace, name string, t application.RefreshType) error {
+	if r.c.rec.shards != nil {
+		if r.c.rec.shards.Owns(name) {
+			return r.c.Refresh(ctx, namespace, name, t == application.RefreshHard)
+		}
+		return r.fallback.Refresh(ctx, namespace, name, t)
+	}
 	select {
 	case <-r.c.mgr.Elected():
 		return r.c.Refresh(ctx, namespace, name, t == application.RefreshHard)

@@ -25,11 +25,18 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // no longer makes a parent compare its hundreds of children again.
 func (r *Reconciler) appHandler() handler.EventHandler {
 	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { r.appChanged(ctx, e.Object, q, true) },
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) {
+			r.shardChanged(e)
+			r.appChanged(ctx, e.Object, q, true)
+		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			r.shardChanged(e)
 			r.appChanged(ctx, e.ObjectNew, q, appView(e.ObjectOld) != appView(e.ObjectNew))
 		},
-		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, q queue) { r.appChanged(ctx, e.Object, q, true) },
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			r.shardChanged(e)
+			r.appChanged(ctx, e.Object, q, true)
+		},
 		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { r.appChanged(ctx, e.Object, q, true) },
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,7 @@ import (
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/metrics"
+	"github.com/wavecd/wavecd/internal/shard"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -79,6 +81,14 @@ type Options struct {
 	// PluginsDir holds Config Management Plugin files and the sockets of
 	// plugin sidecars (see internal/plugin); empty means no plugins.
 	PluginsDir string
+	// Sharding spreads the apps over every replica running with it (see
+	// internal/shard): each replica reconciles its share, and leader
+	// election, when on, picks the one that also runs the ApplicationSet
+	// and notifications controllers.
+	Sharding bool
+	// ReplicaID names this replica among the shards (default: the host
+	// name); unique per replica.
+	ReplicaID string
 }
 
 func (o *Options) defaults() {
@@ -90,6 +100,9 @@ func (o *Options) defaults() {
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = compare.DefaultCacheDir()
+	}
+	if o.ReplicaID == "" {
+		o.ReplicaID, _ = os.Hostname()
 	}
 }
 
@@ -119,6 +132,21 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	byObject := map[client.Object]cache.ByObject{
+		&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		// Cluster Secrets only: the registry of destination clusters.
+		&corev1.Secret{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}},
+			Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
+	}
+	if opts.Sharding {
+		hasReplica, err := labels.Parse(shard.LabelReplica)
+		if err != nil {
+			return nil, fmt.Errorf("replica label: %w", err)
+		}
+		byObject[&coordinationv1.Lease{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: hasReplica}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
@@ -132,14 +160,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 nonZero(opts.LeaseDuration),
 		RenewDeadline:                 nonZero(opts.RenewDeadline),
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-			&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-			&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-			// Cluster Secrets only: the registry of destination clusters.
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}},
-				Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
-		}},
+		Cache:                         cache.Options{ByObject: byObject},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -158,6 +179,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}
 	if err := rec.setup(mgr); err != nil {
 		return nil, err
+	}
+	if opts.Sharding {
+		if err := rec.setupShards(mgr); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -204,6 +230,8 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 		Reconciler:              r,
 		MaxConcurrentReconciles: r.opts.Workers,
 		SkipNameValidation:      ptrTrue(),
+		// Sharded, every replica reconciles its own apps.
+		NeedLeaderElection: ptrBool(!r.opts.Sharding),
 	})
 	if err != nil {
 		return fmt.Errorf("create application controller: %w", err)
@@ -231,7 +259,9 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 	return nil
 }
 
-func ptrTrue() *bool { b := true; return &b }
+func ptrTrue() *bool { return ptrBool(true) }
+
+func ptrBool(b bool) *bool { return &b }
 
 // nonZero points at d, or is nil for 0 (the manager's default).
 func nonZero(d time.Duration) *time.Duration {

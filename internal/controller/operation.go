@@ -52,6 +52,8 @@ type runner struct {
 	superseded bool
 	// revision is the revision the current attempt syncs, once resolved.
 	revision string
+	// ended is closed when the runner has returned.
+	ended chan struct{}
 }
 
 func (rs *runners) active(name string) bool {
@@ -79,7 +81,7 @@ func (rs *runners) start(name string, cancel context.CancelFunc, now time.Time) 
 	if _, ok := rs.running[name]; ok {
 		return false
 	}
-	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{})}
+	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{}), ended: make(chan struct{})}
 	return true
 }
 
@@ -127,6 +129,9 @@ func (rs *runners) supersede(name string) bool {
 func (rs *runners) done(name string) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if run, ok := rs.running[name]; ok {
+		close(run.ended)
+	}
 	delete(rs.running, name)
 }
 
@@ -136,6 +141,17 @@ func (rs *runners) stop(name string) {
 	rs.mu.Unlock()
 	if ok {
 		run.cancel()
+	}
+}
+
+// stopWait stops app name's operation, and returns once its runner has.
+func (rs *runners) stopWait(name string) {
+	rs.mu.Lock()
+	run, ok := rs.running[name]
+	rs.mu.Unlock()
+	if ok {
+		run.cancel()
+		<-run.ended
 	}
 }
 

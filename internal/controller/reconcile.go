@@ -27,6 +27,7 @@ import (
 	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/project"
 	"github.com/wavecd/wavecd/internal/provisioner"
+	"github.com/wavecd/wavecd/internal/shard"
 )
 
 // AnnotationRefresh asks for a refresh: "normal" or "hard"
@@ -60,8 +61,10 @@ type Reconciler struct {
 	events  chan event.GenericEvent
 	// recorder records Kubernetes Events on Applications; nil records none.
 	recorder record.EventRecorder
-	baseMu   stdsync.Mutex
-	baseCtx  context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+	// shards says which apps this replica reconciles; nil: all of them.
+	shards  *shard.Coordinator
+	baseMu  stdsync.Mutex
+	baseCtx context.Context //nolint:containedctx // the controller's lifetime, for sync runners
 }
 
 // newReconciler builds a Reconciler; c is the manager's cached client,
@@ -92,6 +95,12 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 // Reconcile brings one Application's status up to date and starts or
 // resumes its sync operation.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if r.shards != nil {
+		if !r.shards.Begin(req.Name) {
+			return reconcile.Result{}, nil // another replica's
+		}
+		defer r.shards.End(req.Name)
+	}
 	log := slog.With("app", req.Name)
 	ctx = logctx.With(ctx, log)
 	r.activity.add()

@@ -17,6 +17,9 @@ import (
 // the Secret's server or name are reconciled (an unknown destination
 // becomes valid, a removed one invalid).
 func (r *Reconciler) clusterEvents(ctx context.Context, obj client.Object) []reconcile.Request {
+	if r.shards != nil {
+		r.shards.Changed() // a cluster's shard pins its apps
+	}
 	if err := r.targets.Prune(ctx); err != nil {
 		logctx.From(ctx).Warn("read cluster secrets", "err", err)
 	}

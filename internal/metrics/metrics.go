@@ -52,6 +52,10 @@ type Metrics struct {
 	gitFetchDuration  *prometheus.HistogramVec
 	notifyDeliveries  *prometheus.CounterVec
 	notifyTriggers    *prometheus.CounterVec
+	kubeRequests      *prometheus.CounterVec
+	shardApps         *prometheus.GaugeVec
+	shardRebalances   *prometheus.CounterVec
+	shardMoved        *prometheus.CounterVec
 
 	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
 }
@@ -96,8 +100,24 @@ func New(reg Registry) (*Metrics, error) {
 			Name: "wavecd_notifications_trigger_eval_total",
 			Help: "Trigger conditions evaluated, by trigger and result, like argocd_notifications_trigger_eval_total.",
 		}, []string{"name", "triggered"}),
+		kubeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_kube_requests_total",
+			Help: "Requests sent to Kubernetes API servers, by verb and resource as apiserver_request_total names them.",
+		}, []string{"verb", "resource"}),
+		shardApps: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "wavecd_shard_apps",
+			Help: "Applications this controller replica reconciles, when the apps are sharded.",
+		}, []string{"replica"}),
+		shardRebalances: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_shard_rebalances_total",
+			Help: "Changes of the apps this controller replica reconciles (replicas joining or leaving, apps added or removed).",
+		}, []string{"replica"}),
+		shardMoved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavecd_shard_apps_moved_total",
+			Help: "Applications this controller replica took up (gained) or gave away (lost) in rebalances.",
+		}, []string{"replica", "direction"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration, m.notifyDeliveries, m.notifyTriggers} {
+	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration, m.notifyDeliveries, m.notifyTriggers, m.kubeRequests, m.shardApps, m.shardRebalances, m.shardMoved} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -152,6 +172,34 @@ func (m *Metrics) DeleteApp(namespace, name string) {
 	m.reconcileTotal.DeletePartialMatch(labels)
 	m.reconcileDuration.DeletePartialMatch(labels)
 	m.syncTotal.DeletePartialMatch(labels)
+}
+
+// ObserveKubeRequest counts one request to a Kubernetes API server (a
+// kube.RequestCounter).
+func (m *Metrics) ObserveKubeRequest(verb, resource string) {
+	if m == nil {
+		return
+	}
+	m.kubeRequests.WithLabelValues(verb, resource).Inc()
+}
+
+// SetShardApps records how many apps replica reconciles.
+func (m *Metrics) SetShardApps(replica string, apps int) {
+	if m == nil {
+		return
+	}
+	m.shardApps.WithLabelValues(replica).Set(float64(apps))
+}
+
+// ObserveRebalance records a change of the apps replica reconciles: it
+// gained and lost that many.
+func (m *Metrics) ObserveRebalance(replica string, gained, lost int) {
+	if m == nil || gained+lost == 0 {
+		return
+	}
+	m.shardRebalances.WithLabelValues(replica).Inc()
+	m.shardMoved.WithLabelValues(replica, "gained").Add(float64(gained))
+	m.shardMoved.WithLabelValues(replica, "lost").Add(float64(lost))
 }
 
 // ObserveGitFetch records how long fetching repo took; err is the fetch's

@@ -33,6 +33,10 @@ func TestMetrics(t *testing.T) {
 	m.ObserveNotificationTrigger("on-deployed", false)
 	m.ObserveNotificationTrigger("on-deployed", true)
 	m.ObserveNotificationTrigger("on-deployed", true)
+	m.ObserveKubeRequest("patch", "applications/status")
+	m.SetShardApps("controller-0", 12)
+	m.ObserveRebalance("controller-0", 12, 0)
+	m.ObserveRebalance("controller-0", 0, 3)
 
 	want := `
 # HELP wavecd_app_info Information about an Application (always 1), like argocd_app_info.
@@ -44,6 +48,19 @@ wavecd_app_reconcile_total{name="guestbook",namespace="argocd",result="success"}
 # HELP wavecd_app_sync_total Finished sync operations, by app and final phase.
 # TYPE wavecd_app_sync_total counter
 wavecd_app_sync_total{name="guestbook",namespace="argocd",phase="Succeeded",project="default"} 1
+# HELP wavecd_kube_requests_total Requests sent to Kubernetes API servers, by verb and resource as apiserver_request_total names them.
+# TYPE wavecd_kube_requests_total counter
+wavecd_kube_requests_total{resource="applications/status",verb="patch"} 1
+# HELP wavecd_shard_apps Applications this controller replica reconciles, when the apps are sharded.
+# TYPE wavecd_shard_apps gauge
+wavecd_shard_apps{replica="controller-0"} 12
+# HELP wavecd_shard_apps_moved_total Applications this controller replica took up (gained) or gave away (lost) in rebalances.
+# TYPE wavecd_shard_apps_moved_total counter
+wavecd_shard_apps_moved_total{direction="gained",replica="controller-0"} 12
+wavecd_shard_apps_moved_total{direction="lost",replica="controller-0"} 3
+# HELP wavecd_shard_rebalances_total Changes of the apps this controller replica reconciles (replicas joining or leaving, apps added or removed).
+# TYPE wavecd_shard_rebalances_total counter
+wavecd_shard_rebalances_total{replica="controller-0"} 2
 # HELP wavecd_notifications_deliveries_total Notifications delivered (succeeded=true) or given up on after their retries, by trigger and service, like argocd_notifications_deliveries_total.
 # TYPE wavecd_notifications_deliveries_total counter
 wavecd_notifications_deliveries_total{service="pager",succeeded="false",trigger="on-sync-failed"} 1
@@ -54,8 +71,9 @@ wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="false"} 1
 wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="true"} 2
 `
 	if err := testutil.GatherAndCompare(m.registry, strings.NewReader(want),
-		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total",
-		"wavecd_notifications_deliveries_total", "wavecd_notifications_trigger_eval_total"); err != nil {
+		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total", "wavecd_kube_requests_total",
+		"wavecd_notifications_deliveries_total", "wavecd_notifications_trigger_eval_total",
+		"wavecd_shard_apps", "wavecd_shard_apps_moved_total", "wavecd_shard_rebalances_total"); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {

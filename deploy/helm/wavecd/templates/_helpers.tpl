@@ -137,12 +137,29 @@ follows an overlay's namespace.
 {{- if .Values.controller.argoParity }}
 - --argo-parity
 {{- end }}
+{{- if include "wavecd.controller.sharded" . }}
+- --sharding
+- --replica-id=$(POD_NAME)
+{{- end }}
 {{- if not .Values.notifications.enabled }}
 - --notifications=false
 {{- end }}
 {{- range .Values.controller.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end -}}
+
+{{/*
+"true" when the controller shards its apps: controller.sharding, else
+more than one replica.
+*/}}
+{{- define "wavecd.controller.sharded" -}}
+{{- $c := .Values.controller -}}
+{{- if kindIs "invalid" $c.sharding -}}
+{{- if gt (int $c.replicas) 1 }}true{{ end -}}
+{{- else if $c.sharding -}}
+true
+{{- end -}}
 {{- end -}}
 
 {{- define "wavecd.server.args" -}}
