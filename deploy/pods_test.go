@@ -122,7 +122,7 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 	}
 	want := map[string][]string{
 		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20",
-			"--sharding", "--replica-id=$(POD_NAME)", "--verbose"},
+			"--sharding", "--shard-replicas=2", "--replica-id=$(POD_NAME)", "--verbose"},
 		"server": {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

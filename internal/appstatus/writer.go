@@ -24,7 +24,14 @@ type Writer struct {
 	// after it; nil tells no one.
 	written  func(base, app *v1alpha1.Application)
 	versions versions
+	// owner, when set, is the field manager of the writes (sharded
+	// replicas each write under their own name).
+	owner string
 }
+
+// SetFieldOwner makes the Writer write as field manager owner, which the
+// apps' managedFields then name.
+func (w *Writer) SetFieldOwner(owner string) { w.owner = owner }
 
 // NewWriter returns a Writer; c may read from a cache, reader must read
 // from the API server. written, when not nil, is told of each write that
@@ -75,7 +82,11 @@ func (w *Writer) Forget(name string) { w.versions.forget(name) }
 // patch writes app as a patch from base, remembers the version written
 // and tells of the write.
 func (w *Writer) patch(ctx context.Context, app, base *v1alpha1.Application, patch client.Patch) error {
-	if err := w.client.Patch(ctx, app, patch); err != nil {
+	var opts []client.PatchOption
+	if w.owner != "" {
+		opts = append(opts, client.FieldOwner(w.owner))
+	}
+	if err := w.client.Patch(ctx, app, patch, opts...); err != nil {
 		return err
 	}
 	w.versions.set(app.Name, app.ResourceVersion)

@@ -87,6 +87,8 @@ It also serves, on --listen (every replica, leader or not):
 	f.IntVar(&a.opts.Burst, "kube-api-burst", 0, "request burst to the API server, with --kube-api-qps (default: the QPS)")
 	f.BoolVar(&a.opts.Sharding, "sharding", false,
 		"spread the apps over every replica started with --sharding (one Lease each); the leader alone runs ApplicationSets and notifications")
+	f.IntVar(&a.opts.ShardReplicas, "shard-replicas", 0,
+		"with --sharding, how many replicas are meant to run: a starting replica waits for them, at most a lease duration, before it takes up apps")
 	f.StringVar(&a.opts.ReplicaID, "replica-id", "", "this replica's name among the shards, unique per replica (default: the host name)")
 	f.StringVar(&a.opts.PprofAddr, "pprof-listen", "", "serve Go profiling endpoints on this address (off when empty)")
 	return cmd

@@ -89,6 +89,10 @@ type Options struct {
 	// ReplicaID names this replica among the shards (default: the host
 	// name); unique per replica.
 	ReplicaID string
+	// ShardReplicas is how many replicas are meant to run: a starting
+	// replica waits for them (at most a Lease duration) before it takes
+	// up apps (0: no wait).
+	ShardReplicas int
 }
 
 func (o *Options) defaults() {

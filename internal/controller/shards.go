@@ -39,7 +39,8 @@ func (r *Reconciler) setupShards(mgr manager.Manager) error {
 			r.metrics.SetShardApps(r.opts.ReplicaID, serving)
 			r.metrics.ObserveRebalance(r.opts.ReplicaID, gained, lost)
 		},
-	})
+	}, shard.Options{Expected: r.opts.ShardReplicas})
+	r.status.SetFieldOwner(shard.FieldManager(r.opts.ReplicaID))
 	if err := mgr.Add(r.shards); err != nil {
 		return fmt.Errorf("add shard coordinator: %w", err)
 	}

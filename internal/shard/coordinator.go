@@ -27,6 +27,15 @@ type Work struct {
 	Assigned func(serving, gained, lost int)
 }
 
+// Options tune a Coordinator.
+type Options struct {
+	// Expected is how many replicas are meant to run: until that many are
+	// live, or one Lease duration has passed since the start, a replica
+	// takes up no app, so that replicas starting together do not each
+	// begin with every app (0: no wait).
+	Expected int
+}
+
 // Coordinator decides which apps this replica serves, and hands them over
 // safely: it stops an app's work before it publishes an assignment that
 // gives the app away, and takes up an app it gains only once every live
@@ -34,6 +43,8 @@ type Work struct {
 type Coordinator struct {
 	members Members
 	work    Work
+	opts    Options
+	started time.Time
 	// tick is how often it looks at the replicas and the apps.
 	tick time.Duration
 	now  func() time.Time
@@ -54,9 +65,9 @@ type Coordinator struct {
 }
 
 // NewCoordinator returns a Coordinator for this replica (m.Identity).
-func NewCoordinator(m Members, w Work) *Coordinator {
+func NewCoordinator(m Members, w Work, o Options) *Coordinator {
 	c := &Coordinator{
-		members: m, work: w, tick: time.Second, now: time.Now,
+		members: m, work: w, opts: o, tick: time.Second, now: time.Now,
 		serving: map[string]bool{}, busy: map[string]int{},
 	}
 	c.idle = sync.NewCond(&c.mu)
@@ -106,6 +117,7 @@ func (c *Coordinator) End(key string) {
 // at once.
 func (c *Coordinator) Start(ctx context.Context) error {
 	log := slog.With("replica", c.members.Identity)
+	c.started = c.now()
 	t := time.NewTicker(c.tick)
 	defer t.Stop()
 	for {
@@ -162,6 +174,9 @@ func (c *Coordinator) step(ctx context.Context, log *slog.Logger) {
 		if r.Assignment != c.hash {
 			return // a replica has yet to give up what it loses
 		}
+	}
+	if len(live) < c.opts.Expected && now.Sub(c.started) < c.members.Duration {
+		return // the other replicas are still starting
 	}
 	c.takeUp()
 }

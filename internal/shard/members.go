@@ -26,6 +26,10 @@ const (
 	leasePrefix = "wavecd-controller-"
 )
 
+// FieldManager is the field manager a replica writes its apps' status
+// as, so that their managedFields tell which replica wrote them.
+func FieldManager(identity string) string { return "wavecd-controller." + identity }
+
 // Replica is one live replica, as its Lease tells.
 type Replica struct {
 	// Name is the replica's identity.

@@ -139,6 +139,7 @@ follows an overlay's namespace.
 {{- end }}
 {{- if include "wavecd.controller.sharded" . }}
 - --sharding
+- --shard-replicas={{ .Values.controller.replicas }}
 - --replica-id=$(POD_NAME)
 {{- end }}
 {{- if not .Values.notifications.enabled }}

@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/internal/shard"
+	"github.com/wavecd/wavecd/internal/testenv"
+)
+
+// shardValues run three sharded controller replicas with a short lease.
+const shardValues = "testdata/values-sharded.yaml"
+
+// shardLightApps is how many one-ConfigMap apps the sharding test runs
+// beside its multi-wave app: 300 apps in all, which three replicas
+// bootstrap, hand over and rebalance in under a minute on two cores.
+const shardLightApps = 299
+
+// TestShardedTakeover runs three sharded controller replicas over the
+// multi-wave app (pinned to shard 0 by the wavecd.io/shard annotation) and
+// a batch of small apps, kills the process of the replica that owns the
+// multi-wave app in the middle of its sync, and checks: the two others
+// take up every app, the sync completes with each hook run once, each
+// app's status was written by one replica (two for the killed replica's
+// apps: it and its successor), and the killed replica, restarted, takes
+// its share back with no replica above the bound.
+func TestShardedTakeover(t *testing.T) {
+	t.Parallel()
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	files := withPrefix("ha", readTree(t, "testdata/ha", keep))
+	names := []string{"waves"}
+	for i := range shardLightApps {
+		name := fmt.Sprintf("light-%03d", i)
+		files["light/"+name+"/configmap.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  app: " + name + "\n"
+		names = append(names, name)
+	}
+	repo := testenv.NewGitRepo(t, files)
+
+	// The apps exist before the replicas start: each replica's first
+	// assignment is the final one.
+	ensureCRDs(t, env)
+	waves := readObject(t, haApp)
+	waves.SetNamespace(ns)
+	waves.SetAnnotations(map[string]string{shard.AnnotationShard: "0"})
+	setField(t, waves, repo.Dir, "spec", "source", "repoURL")
+	setField(t, waves, ns, "spec", "destination", "namespace")
+	applyApp(t, env, waves)
+	for _, name := range names[1:] {
+		app := waves.DeepCopy()
+		app.SetName(name)
+		app.SetAnnotations(nil)
+		setField(t, app, "light/"+name, "spec", "source", "path")
+		applyApp(t, env, app)
+	}
+	hooks := countCreations(t, env, ns)
+	helmInstall(t, env, ns, shardValues)
+	procs := waitProcesses(t, env, ns, controllerPods, 3)
+	loads := waitShards(t, procs, len(names), 90*time.Second)
+	t.Logf("apps per replica: %v", loads)
+
+	// Shard 0 is the first replica by name: the pods' names.
+	owner, survivors := procs[0], procs[1:]
+	testenv.EventuallyState(t, 2*time.Minute, "the multi-wave sync to reach wave 2", func() (bool, string) {
+		_, err := env.Client.AppsV1().Deployments(ns).Get(t.Context(), "wave-2", metav1.GetOptions{})
+		_, s, _ := getApp(t, env, ns, "waves")
+		return err == nil, s.String()
+	})
+	if _, s, _ := getApp(t, env, ns, "waves"); s.Phase != "Running" {
+		t.Fatalf("the sync is not running when its replica is killed: %s", s)
+	}
+	if got := hooks(); got["migrate"] != 1 || got["smoke"] != 0 {
+		t.Fatalf("hook Jobs created before the kill %v, want migrate only", got)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(owner.PID, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %s (pid %d): %v", owner.Pod, owner.PID, err)
+	}
+	after := waitShards(t, survivors, len(names), time.Minute)
+	t.Logf("takeover: %s (pid %d) killed -> its apps served by the others after %s: %v",
+		owner.Pod, owner.PID, time.Since(killed).Round(100*time.Millisecond), after)
+
+	testenv.EventuallyState(t, 2*time.Minute, "the multi-wave sync to succeed after the takeover", func() (bool, string) {
+		_, s, _ := getApp(t, env, ns, "waves")
+		return s.syncedHealthy() && s.Phase == "Succeeded", s.String()
+	})
+	waitSyncedHealthy(t, env, ns, names, 2*time.Minute)
+	if got := hooks(); got["migrate"] != 1 || got["smoke"] != 1 {
+		t.Errorf("hook Jobs created %v, want migrate and smoke once each", got)
+	}
+	checkStatusWriters(t, env, ns, names, owner.Pod, loads[owner.Pod])
+
+	// The killed process restarts after its back-off and joins again.
+	procs = waitProcesses(t, env, ns, controllerPods, 3)
+	rejoined := waitShards(t, procs, len(names), 90*time.Second)
+	limit := shard.Capacity(len(names), 3)
+	for pod, n := range rejoined {
+		if n == 0 || n > limit {
+			t.Errorf("after the rejoin %s serves %d apps, want 1 to %d: %v", pod, n, limit, rejoined)
+		}
+	}
+	t.Logf("after the rejoin: %v", rejoined)
+}
+
+// waitShards waits until the replicas procs serve every one of total apps
+// between them, each some, and returns how many each serves (by pod).
+func waitShards(t *testing.T, procs []hostProcess, total int, timeout time.Duration) map[string]int {
+	t.Helper()
+	loads := map[string]int{}
+	testenv.EventuallyState(t, timeout, fmt.Sprintf("%d replicas to serve the %d apps", len(procs), total), func() (bool, string) {
+		sum := 0
+		for _, p := range procs {
+			n, err := shardApps(t.Context(), p.listenAddr(t))
+			if err != nil {
+				return false, err.Error()
+			}
+			loads[p.Pod] = n
+			sum += n
+		}
+		ok := sum == total
+		for _, n := range loads {
+			ok = ok && n > 0
+		}
+		return ok, fmt.Sprintf("apps per replica %v", loads)
+	})
+	return loads
+}
+
+// shardApps reads wavecd_shard_apps from the replica's /metrics.
+func shardApps(ctx context.Context, addr string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "wavecd_shard_apps{") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				return 0, fmt.Errorf("metric line %q: %w", line, err)
+			}
+			n += int(v)
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return n, sc.Err()
+}
+
+// checkStatusWriters checks, from the apps' managedFields, that each app's
+// status was written by one replica, and the killed replica's apps
+// (killedApps of them) by it and one successor.
+func checkStatusWriters(t *testing.T, env *testenv.Env, ns string, names []string, killedPod string, killedApps int) {
+	t.Helper()
+	killed := shard.FieldManager(killedPod)
+	moved := 0
+	for _, name := range names {
+		app, _, err := getApp(t, env, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writers := statusWriters(app)
+		switch {
+		case len(writers) == 1:
+		case len(writers) == 2 && slices.Contains(writers, killed):
+			moved++
+		default:
+			t.Errorf("app %s: status written by %v, want one replica (or the killed one and its successor)", name, writers)
+		}
+	}
+	t.Logf("%d of the killed replica's %d apps were written by it and its successor", moved, killedApps)
+	if moved == 0 {
+		t.Errorf("no app of the killed replica %s was written by another replica", killedPod)
+	}
+}
+
+// statusWriters are the controller replicas that wrote the app's status.
+func statusWriters(app *unstructured.Unstructured) []string {
+	var out []string
+	for _, f := range app.GetManagedFields() {
+		if strings.HasPrefix(f.Manager, shard.FieldManager("")) && f.FieldsV1 != nil &&
+			strings.Contains(string(f.FieldsV1.Raw), `"f:status"`) && !slices.Contains(out, f.Manager) {
+			out = append(out, f.Manager)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
