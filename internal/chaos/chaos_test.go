@@ -24,7 +24,7 @@ var (
 	seed  = flag.Uint64("seed", 0, "random seed (0: from the clock; printed)")
 	table = flag.String("table", "", "also write the result table (Markdown) to this file")
 	// apiDown is the longest API server outage; each lasts between 2 s and it.
-	only    = flag.String("scenario", "", "run only this scenario (controller kill -9, API server restart, Git outage)")
+	only    = flag.String("scenario", "", "run only this scenario (controller kill -9, API server restart, Git outage, sharded replica kill -9)")
 	apiDown = flag.Duration("api-down", 6*time.Second, "longest API server outage")
 )
 
@@ -107,7 +107,7 @@ func summarize(results []result) string {
 	for _, r := range results {
 		groups[r.scenario] = append(groups[r.scenario], r)
 	}
-	for _, sc := range []scenario{killController, restartAPI, gitDown} {
+	for _, sc := range []scenario{killController, restartAPI, gitDown, loseShard} {
 		if len(groups[sc]) > 0 {
 			b.WriteString(row(string(sc), groups[sc]))
 		}

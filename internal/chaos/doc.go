@@ -8,7 +8,10 @@
 //     and started again, as a Deployment would restart it;
 //   - kube-apiserver is stopped and started again (the local cluster's
 //     supervisor does it on SIGUSR1 and SIGUSR2);
-//   - the Git repository disappears for some seconds.
+//   - the Git repository disappears for some seconds;
+//   - of three sharded replicas, the one the app is pinned to is killed
+//     once mid-sync and restarted a few seconds later: the others take
+//     the app over when its Lease expires.
 //
 // Each run checks what an operator cares about: every hook ran once per
 // sync attempt (no duplicate), no desired object was ever deleted or is
@@ -18,6 +21,5 @@
 //
 // The tests are the harness: `make chaos RUNS=n` runs n runs and writes
 // the table; the normal test suite runs five. The package has no code
-// outside its tests. A scenario is one fault kind (see scenarios); a
-// sharded controller losing a replica is one to add when sharding lands.
+// outside its tests. A scenario is one fault kind (see scenarios).
 package chaos

@@ -23,9 +23,12 @@ import (
 // the harness kills with SIGKILL by its PID and starts again.
 type controllerProc struct {
 	bin, kubeconfig, ns, cacheDir, logPath string
-	addr                                   string
-	cmd                                    *exec.Cmd
-	done                                   chan struct{}
+	// args replace the default --leader-elect=false (a sharded replica's
+	// flags).
+	args []string
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // start runs the controller; it does not wait for it to be ready.
@@ -42,8 +45,11 @@ func (c *controllerProc) start() error {
 		return err
 	}
 	fmt.Fprintf(log, "=== start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin, "controller", "--kubeconfig", c.kubeconfig, "-n", c.ns, "--listen", c.addr,
-		"--cache-dir", c.cacheDir, "--leader-elect=false", "-v")
+	args := []string{"controller", "--kubeconfig", c.kubeconfig, "-n", c.ns, "--listen", c.addr, "--cache-dir", c.cacheDir, "-v"}
+	if len(c.args) == 0 {
+		args = append(args, "--leader-elect=false")
+	}
+	cmd := exec.Command(c.bin, append(args, c.args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -28,13 +28,19 @@ const (
 	killController  scenario = "controller kill -9"
 	restartAPI      scenario = "API server restart"
 	gitDown         scenario = "Git outage"
+	loseShard       scenario = "sharded replica kill -9"
 	stuckAfter               = 3 * time.Minute
 	syncWindow               = 6 * time.Second // about how long the app's sync takes
 	afterDoneSettle          = 2 * time.Second
 )
 
-// scenarios is the rotation of runs: most runs kill the controller.
-var scenarios = []scenario{killController, restartAPI, killController, gitDown, killController}
+// scenarios is the rotation of runs: most runs kill a controller.
+var scenarios = []scenario{killController, restartAPI, loseShard, gitDown, killController}
+
+// shardReplicas is how many controller replicas a sharded run starts;
+// the app is pinned to the first (wavecd.io/shard: "0"), which the run
+// kills.
+const shardReplicas = 3
 
 // only, when set, runs every run with this scenario (-scenario).
 func scenarioOf(i int) scenario {
@@ -72,15 +78,17 @@ type result struct {
 
 // run is one run of the harness: an app synced from scratch under faults.
 type run struct {
-	t     *testing.T
-	h     *harness
-	ns    string
-	repo  *testenv.GitRepo
-	ctrl  *controllerProc
-	rng   *rand.Rand
-	res   result
-	uids  map[string]types.UID
-	start time.Time
+	t    *testing.T
+	h    *harness
+	ns   string
+	repo *testenv.GitRepo
+	ctrl *controllerProc
+	// others are a sharded run's other replicas.
+	others []*controllerProc
+	rng    *rand.Rand
+	res    result
+	uids   map[string]types.UID
+	start  time.Time
 }
 
 func (h *harness) runOnce(t *testing.T, sc scenario, rng *rand.Rand) result {
@@ -93,16 +101,8 @@ func (h *harness) runOnce(t *testing.T, sc scenario, rng *rand.Rand) result {
 	if err := installSettings(context.Background(), h.kube, r.ns); err != nil {
 		t.Fatal(err)
 	}
-	r.ctrl = &controllerProc{bin: h.wavecd, kubeconfig: h.env.Kubeconfig, ns: r.ns, cacheDir: t.TempDir(),
-		logPath: filepath.Join(logDir, "controller.log")}
-	if err := r.ctrl.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.ctrl.stop)
-	if err := r.ctrl.waitReady(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	r.createApp()
+	r.startControllers(sc, logDir)
+	r.createApp(sc == loseShard)
 	r.start = time.Now()
 	stopWatch := r.watchObjects()
 	faultsEnd := r.strike(sc)
@@ -136,16 +136,51 @@ func appFiles(t *testing.T) map[string]string {
 	return files
 }
 
-func (r *run) createApp() {
+// startControllers starts the run's controller, or for a sharded run
+// its replicas (r.ctrl the first by name, which owns the app), and waits
+// until they are ready.
+func (r *run) startControllers(sc scenario, logDir string) {
+	n := 1
+	if sc == loseShard {
+		n = shardReplicas
+	}
+	procs := make([]*controllerProc, n)
+	for i := range procs {
+		p := &controllerProc{bin: r.h.wavecd, kubeconfig: r.h.env.Kubeconfig, ns: r.ns, cacheDir: r.t.TempDir(),
+			logPath: filepath.Join(logDir, "controller.log")}
+		if sc == loseShard {
+			p.logPath = filepath.Join(logDir, fmt.Sprintf("replica-%d.log", i))
+			p.args = []string{"--sharding", fmt.Sprintf("--replica-id=replica-%d", i), fmt.Sprintf("--shard-replicas=%d", n),
+				"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s"}
+		}
+		if err := p.start(); err != nil {
+			r.t.Fatal(err)
+		}
+		r.t.Cleanup(p.stop)
+		procs[i] = p
+	}
+	for _, p := range procs {
+		if err := p.waitReady(60 * time.Second); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.ctrl, r.others = procs[0], procs[1:]
+}
+
+func (r *run) createApp(pinned bool) {
+	annotations := ""
+	if pinned {
+		annotations = `annotations: {wavecd.io/shard: "0"}`
+	}
 	manifest := fmt.Sprintf(`
-metadata: {name: chaos}
+metadata: {name: chaos, %s}`+`
 spec:
   project: default
   source: {repoURL: %s, path: app, targetRevision: main}
   destination: {server: https://kubernetes.default.svc, namespace: %s}
   syncPolicy:
     automated: {prune: true, selfHeal: true}
-`, r.repo.Dir, r.ns)
+`, annotations, r.repo.Dir, r.ns)
 	app := &v1alpha1.Application{}
 	if err := yaml.UnmarshalStrict([]byte(manifest), app); err != nil {
 		r.t.Fatal(err)
@@ -166,6 +201,18 @@ func (r *run) at(d time.Duration) {
 func (r *run) strike(sc scenario) time.Time {
 	ctx := context.Background()
 	switch sc {
+	case loseShard:
+		// The app's replica dies once mid-sync; another takes the app when
+		// its Lease (4s) expires, and the replica restarts (as its pod
+		// would) up to 3s after that, taking its pinned app back: two
+		// hand-overs of a running sync.
+		r.at(time.Duration(200+r.rng.IntN(int(syncWindow/time.Millisecond))) * time.Millisecond)
+		r.ctrl.kill()
+		r.res.kills++
+		time.Sleep(time.Duration(5000+r.rng.IntN(3000)) * time.Millisecond)
+		if err := r.ctrl.start(); err != nil {
+			r.t.Fatal(err)
+		}
 	case killController:
 		n := 1 + r.rng.IntN(3)
 		times := make([]time.Duration, n)
