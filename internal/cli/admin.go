@@ -14,9 +14,9 @@ import (
 func newAdminCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Administer the API server's settings and try notifications",
+		Short: "Administer the API server's settings, try notifications, list controller shards",
 	}
-	cmd.AddCommand(newAdminInitialPasswordCommand(s), newAdminNotificationsCommand(s))
+	cmd.AddCommand(newAdminInitialPasswordCommand(s), newAdminNotificationsCommand(s), newAdminShardsCommand(s))
 	return cmd
 }
 

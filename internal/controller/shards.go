@@ -3,16 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/shard"
 )
 
@@ -47,47 +43,9 @@ func (r *Reconciler) setupShards(mgr manager.Manager) error {
 	return nil
 }
 
-// shardApps lists the apps to assign, each with its pin: the
-// wavecd.io/shard annotation, else its destination cluster's `shard`.
+// shardApps lists the apps to assign, each with its pin.
 func (r *Reconciler) shardApps(ctx context.Context) ([]shard.App, error) {
-	var list v1alpha1.ApplicationList
-	if err := r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace)); err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
-	}
-	clusters, err := cluster.Registry{Reader: r.client, Namespace: r.opts.Namespace}.List(ctx)
-	if err != nil {
-		clusters = nil // a broken cluster Secret pins nothing
-	}
-	pins := map[string]int{}
-	for _, c := range clusters {
-		if c.Shard != nil {
-			pins["server:"+c.Server] = int(*c.Shard)
-			if c.Name != "" {
-				pins["name:"+c.Name] = int(*c.Shard)
-			}
-		}
-	}
-	apps := make([]shard.App, 0, len(list.Items))
-	for i := range list.Items {
-		apps = append(apps, shard.App{Key: list.Items[i].Name, Shard: pinOf(&list.Items[i], pins)})
-	}
-	return apps, nil
-}
-
-func pinOf(app *v1alpha1.Application, clusterPins map[string]int) int {
-	if v, ok := app.Annotations[shard.AnnotationShard]; ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
-			return n
-		}
-	}
-	d := app.Spec.Destination
-	if n, ok := clusterPins["server:"+strings.TrimRight(d.Server, "/")]; ok && d.Server != "" {
-		return n
-	}
-	if n, ok := clusterPins["name:"+d.Name]; ok && d.Name != "" {
-		return n
-	}
-	return -1
+	return shard.ListApps(ctx, r.client, r.opts.Namespace)
 }
 
 // giveUp stops this replica's work on app name, which another replica

@@ -296,6 +296,8 @@ func tableHash(table map[string]string) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
+func sortStrings(s []string) { sort.Strings(s) }
+
 func sortReplicas(rs []Replica) {
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 }
