@@ -88,6 +88,13 @@
 // own: they never make an app OutOfSync.
 //
 // With leader election one replica reconciles; every replica serves HTTP.
+// With Options.Sharding every replica reconciles the apps internal/shard
+// gives it (shards.go): a reconcile of another replica's app returns at
+// once, an app given away has its running sync stopped (and waited for)
+// before the replica says so, and an app taken up is queued; its sync
+// resumes from the saved state. Status writes then carry the replica's
+// field manager. The leader alone runs the ApplicationSet and
+// notifications controllers.
 // The controller offers what an HTTP server needs, as concrete types that
 // internal/cli hands to internal/server: Refresher (in memory on the
 // leader, the refresh annotation elsewhere), Lister, Ready, and it updates
