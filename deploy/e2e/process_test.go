@@ -172,6 +172,11 @@ func checkIdentity(t *testing.T, p hostProcess, ns, serviceAccount string) {
 // reconciles sums the process's wavecd_app_reconcile_total: only the
 // leader reconciles.
 func reconciles(ctx context.Context, addr string) (float64, error) {
+	return metricSum(ctx, addr, "wavecd_app_reconcile_total")
+}
+
+// metricSum sums the samples of metric name on the process's /metrics.
+func metricSum(ctx context.Context, addr, name string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
@@ -188,7 +193,7 @@ func reconciles(ctx context.Context, addr string) (float64, error) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "wavecd_app_reconcile_total{") {
+		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)

@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,32 +137,8 @@ func waitShards(t *testing.T, procs []hostProcess, total int, timeout time.Durat
 
 // shardApps reads wavecd_shard_apps from the replica's /metrics.
 func shardApps(ctx context.Context, addr string) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	n := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "wavecd_shard_apps{") {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				return 0, fmt.Errorf("metric line %q: %w", line, err)
-			}
-			n += int(v)
-		}
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return n, sc.Err()
+	n, err := metricSum(ctx, addr, "wavecd_shard_apps")
+	return int(n), err
 }
 
 // checkStatusWriters checks, from the apps' managedFields, that each app's

@@ -135,23 +135,23 @@ func (rs *runners) done(name string) {
 	delete(rs.running, name)
 }
 
-func (rs *runners) stop(name string) {
+// stop cancels app name's operation; the channel it returns (nil when
+// none runs) is closed once its runner has returned.
+func (rs *runners) stop(name string) <-chan struct{} {
 	rs.mu.Lock()
 	run, ok := rs.running[name]
 	rs.mu.Unlock()
-	if ok {
-		run.cancel()
+	if !ok {
+		return nil
 	}
+	run.cancel()
+	return run.ended
 }
 
 // stopWait stops app name's operation, and returns once its runner has.
 func (rs *runners) stopWait(name string) {
-	rs.mu.Lock()
-	run, ok := rs.running[name]
-	rs.mu.Unlock()
-	if ok {
-		run.cancel()
-		<-run.ended
+	if ended := rs.stop(name); ended != nil {
+		<-ended
 	}
 }
 
