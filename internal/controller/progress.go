@@ -11,11 +11,24 @@ import (
 // is written to the app's status.
 const progressInterval = time.Second
 
+// progressTasksPerInterval stretches the interval for big syncs: a save
+// carries every task's result, and every watcher of Applications decodes
+// it, so an app of thousands of objects (the root of thousands of apps)
+// saving its wait every second would cost more than its sync. Each
+// progressTasksPerInterval tasks add one progressInterval.
+const progressTasksPerInterval = 250
+
+// waitSaveInterval is how long a wait of a sync of n tasks may wait before
+// it is saved.
+func waitSaveInterval(n int) time.Duration {
+	return progressInterval * time.Duration(1+n/progressTasksPerInterval)
+}
+
 // progressWriter saves a running sync's progress to the app's status: at
 // once, before the sync goes on, when a hook was created or ended (what a
 // resumed sync must know); a wait (its explanation, or a stall) in the
-// background at most every progressInterval, so the next wave never waits
-// for a write. Other steps are not saved: a resumed sync redoes them
+// background at most every progressInterval (longer for syncs of many
+// tasks: waitSaveInterval), so the next wave never waits for a write. Other steps are not saved: a resumed sync redoes them
 // safely, and a sync that only applies ends with one write, its result.
 // The final state is not its to write: stop it, then record the result.
 type progressWriter struct {
@@ -80,12 +93,13 @@ func (w *progressWriter) checkpoint(st wsync.State) {
 }
 
 // scheduleLocked arranges a background save of the pending state once
-// progressInterval has passed since the last one.
+// its waitSaveInterval has passed since the last one.
 func (w *progressWriter) scheduleLocked() {
 	if w.timer != nil || w.saving || w.pending == nil || w.stopped {
 		return // the running save schedules the next when it ends
 	}
-	w.timer = time.AfterFunc(max(progressInterval-time.Since(w.savedAt), 0), w.flush)
+	wait := waitSaveInterval(len(w.pending.Tasks))
+	w.timer = time.AfterFunc(max(wait-time.Since(w.savedAt), 0), w.flush)
 }
 
 // durable reports whether a hook was created or ended since the last save:

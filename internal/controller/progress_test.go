@@ -132,3 +132,50 @@ func TestProgressWriterDoesNotBlock(t *testing.T) {
 		t.Errorf("saved %q, want only the first message (stop drops the rest)", saved)
 	}
 }
+
+// TestWaitSaveInterval checks that a sync of many tasks saves its waits
+// less often: each save carries every task.
+func TestWaitSaveInterval(t *testing.T) {
+	tests := map[string]struct {
+		tasks int
+		want  time.Duration
+	}{
+		"no task":                    {0, progressInterval},
+		"a usual app":                {40, progressInterval},
+		"just under one step":        {progressTasksPerInterval - 1, progressInterval},
+		"one step":                   {progressTasksPerInterval, 2 * progressInterval},
+		"the root of 5,000 apps":     {5000, 21 * progressInterval},
+		"the root of 1,000 apps":     {1000, 5 * progressInterval},
+		"the root of 1,001 apps ...": {1001, 5 * progressInterval},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := waitSaveInterval(tc.tasks); got != tc.want {
+				t.Errorf("waitSaveInterval(%d) = %s, want %s", tc.tasks, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressWriterBigSync checks that the writer waits the longer
+// interval of a big sync before it saves a wait.
+func TestProgressWriterBigSync(t *testing.T) {
+	tasks := make([]wsync.TaskState, 2*progressTasksPerInterval)
+	for i := range tasks {
+		tasks[i] = wsync.TaskState{ID: "app-" + string(rune('a'+i%26)), Type: wsync.TaskApply, Phase: wsync.TaskApplied}
+	}
+	r := newRecorder()
+	w := newProgressWriter(r.save)
+	defer w.stop()
+	w.update(state("waiting for 500 apps", tasks...))
+	time.Sleep(progressInterval + progressInterval/2)
+	if n := r.count(); n != 0 {
+		t.Errorf("a sync of %d tasks saved its wait %d times within %s, want 0 before %s",
+			len(tasks), n, progressInterval+progressInterval/2, waitSaveInterval(len(tasks)))
+	}
+	select {
+	case <-r.ch:
+	case <-time.After(2 * waitSaveInterval(len(tasks))):
+		t.Errorf("the wait of a sync of %d tasks was not saved within %s", len(tasks), 2*waitSaveInterval(len(tasks)))
+	}
+}
