@@ -63,7 +63,9 @@ func TestShardedTakeover(t *testing.T) {
 		applyApp(t, env, app)
 	}
 	hooks := countCreations(t, env, ns)
-	helmInstall(t, env, ns, shardValues)
+	// An installation ID of its own: the failover test runs an app named
+	// waves too, and would claim this one's objects.
+	helmInstall(t, env, ns, shardValues, idValues(t, ns))
 	procs := waitProcesses(t, env, ns, controllerPods, 3)
 	loads := waitShards(t, procs, len(names), 90*time.Second)
 	t.Logf("apps per replica: %v", loads)
