@@ -175,7 +175,7 @@ func statusWriters(app *unstructured.Unstructured) []string {
 	var out []string
 	for _, f := range app.GetManagedFields() {
 		if strings.HasPrefix(f.Manager, shard.FieldManager("")) && f.FieldsV1 != nil &&
-			strings.Contains(string(f.FieldsV1.Raw), `"f:status"`) && !slices.Contains(out, f.Manager) {
+			strings.Contains(f.FieldsV1.GetRawString(), `"f:status"`) && !slices.Contains(out, f.Manager) {
 			out = append(out, f.Manager)
 		}
 	}

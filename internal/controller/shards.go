@@ -58,10 +58,6 @@ func (r *Reconciler) giveUp(name string) {
 	r.metrics.DeleteApp(r.opts.Namespace, name)
 }
 
-// serves reports whether this replica reconciles app name (always
-// without sharding).
-func (r *Reconciler) serves(name string) bool { return r.shards == nil || r.shards.Owns(name) }
-
 // shardChanged tells the Coordinator of an app event that may move apps:
 // an app created or deleted, or a change of its pin or destination.
 func (r *Reconciler) shardChanged(e any) {
