@@ -211,6 +211,11 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 // startRunner runs the app's operation in a runner of its own.
 func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 	app := req.app
+	if app.Operation == nil {
+		// Another writer (a replica that owned the app a moment ago, a user)
+		// removed the operation since it was asked for: nothing to run.
+		return nil
+	}
 	runCtx, cancel := context.WithCancel(logctx.With(r.base(), logctx.From(ctx)))
 	if !r.runners.start(app.Name, cancel, r.now()) {
 		cancel()
