@@ -121,7 +121,7 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 		"server":     deps["wavecd-server"].Spec.Template.Spec.Containers[0].Args,
 	}
 	want := map[string][]string{
-		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20",
+		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20", "--operation-processors=5",
 			"--sharding", "--shard-replicas=2", "--replica-id=$(POD_NAME)", "--verbose"},
 		"server": {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
 	}

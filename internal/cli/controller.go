@@ -77,7 +77,9 @@ It also serves, on --listen (every replica, leader or not):
 		"how long a standby waits before taking over a lease its holder stopped renewing")
 	f.DurationVar(&a.opts.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"how long the leader retries renewing its lease before it stops leading (less than the lease duration)")
-	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles")
+	f.IntVar(&a.opts.Workers, "workers", 10, "parallel reconciles (Argo CD's controller.status.processors)")
+	f.IntVar(&a.opts.OperationProcessors, "operation-processors", 0,
+		"sync operations run at once, others wait their turn (Argo CD's controller.operation.processors); 0: no bound")
 	f.DurationVar(&a.opts.StallTimeout, "stall-timeout", 0,
 		"how long a wave may make no progress, with unschedulable pods, before it is reported stalled (default: argocd-cm's wavecd.stall.timeout, else 2m)")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every sync step")

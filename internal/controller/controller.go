@@ -53,8 +53,14 @@ type Options struct {
 	// keeps retrying a renewal before it gives up leading (0: 15s and 10s).
 	LeaseDuration time.Duration
 	RenewDeadline time.Duration
-	// Workers is the number of parallel reconciles (default 10).
+	// Workers is the number of parallel reconciles (default 10; Argo CD's
+	// controller.status.processors).
 	Workers int
+	// OperationProcessors bounds how many sync operations run at once
+	// (Argo CD's controller.operation.processors); an operation beyond it
+	// waits for one to end. 0: no bound, since a sync mostly waits on
+	// the cluster rather than using the controller.
+	OperationProcessors int
 	// InstallationID overrides argocd-cm's installationID: objects of
 	// another installation sharing the cluster are never touched.
 	InstallationID string

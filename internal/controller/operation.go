@@ -41,6 +41,40 @@ func (r *Reconciler) base() context.Context {
 type runners struct {
 	mu      stdsync.Mutex
 	running map[string]runner
+	// slots bounds how many operations run at once (Argo CD's operation
+	// processors); nil: no bound.
+	slots chan struct{}
+}
+
+// newRunners tracks runners, at most processors of them syncing at once
+// (0: no bound).
+func newRunners(processors int) *runners {
+	rs := &runners{running: map[string]runner{}}
+	if processors > 0 {
+		rs.slots = make(chan struct{}, processors)
+	}
+	return rs
+}
+
+// acquire waits for a free operation slot; false when ctx ends first.
+// Each acquire that returns true is paired with a release.
+func (rs *runners) acquire(ctx context.Context) bool {
+	if rs.slots == nil {
+		return true
+	}
+	select {
+	case rs.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// release frees the slot an acquire took.
+func (rs *runners) release() {
+	if rs.slots != nil {
+		<-rs.slots
+	}
 }
 
 // runner is one running sync operation.

@@ -79,7 +79,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		opts:      opts,
 		metrics:   opts.Metrics,
 		refreshes: &refreshSet{marks: map[string]bool{}},
-		runners:   &runners{running: map[string]runner{}},
+		runners:   newRunners(opts.OperationProcessors),
 		events:    make(chan event.GenericEvent, 256),
 		now:       now,
 	}
@@ -284,12 +284,15 @@ func (r *Reconciler) comparisonRetry(app *v1alpha1.Application, s *Settings) (ti
 }
 
 // nextRefresh is the periodic refresh: the reconciliation timeout plus up
-// to a minute of jitter, so apps do not refresh in lockstep.
+// to timeout.reconciliation.jitter, so apps do not refresh in lockstep.
 func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Duration {
 	if s.ReconcileTimeout <= 0 {
 		return 0
 	}
-	jitter := time.Duration(rand.Int64N(int64(time.Minute)))
+	var jitter time.Duration
+	if s.ReconcileJitter > 0 {
+		jitter = time.Duration(rand.Int64N(int64(s.ReconcileJitter)))
+	}
 	last, ok := r.lastCompared(app)
 	if !ok {
 		return s.ReconcileTimeout + jitter

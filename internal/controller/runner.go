@@ -31,6 +31,10 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 		}
 		r.enqueue(app.Namespace, app.Name)
 	}()
+	if !r.runners.acquire(ctx) {
+		return
+	}
+	defer r.runners.release()
 	log := logctx.From(ctx)
 	op := *app.Operation
 	opState := app.Status.OperationState

@@ -17,10 +17,12 @@ const SettingsConfigMap = compare.SettingsConfigMap
 // of a comparison are compare's.
 const (
 	keyReconcileTimeout    = "timeout.reconciliation"
+	keyReconcileJitter     = "timeout.reconciliation.jitter"
 	keyMirrors             = "wavecd.mirrors"
 	keyWaveDelay           = "wavecd.sync.waveDelay"
 	keyStallTimeout        = "wavecd.stall.timeout"
 	defaultReconcileTimout = 120 * time.Second
+	defaultReconcileJitter = time.Minute
 )
 
 // Settings is what the controller reads from argocd-cm.
@@ -31,7 +33,11 @@ type Settings struct {
 	// Data is the ConfigMap's data.
 	Data             map[string]string
 	ReconcileTimeout time.Duration
-	Mirrors          source.Mirrors
+	// ReconcileJitter is the most a periodic refresh is put off at random,
+	// so apps do not refresh in lockstep (timeout.reconciliation.jitter,
+	// 1m by default as in Argo CD; 0: none).
+	ReconcileJitter time.Duration
+	Mirrors         source.Mirrors
 	// WaveDelay is an extra pause between waves (0: advance on the event;
 	// "2s" gives Argo CD's behaviour).
 	WaveDelay time.Duration
@@ -42,20 +48,19 @@ type Settings struct {
 }
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
-	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, Mirrors: source.Mirrors{}}
-	if v := strings.TrimSpace(data[keyReconcileTimeout]); v != "" {
+	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, ReconcileJitter: defaultReconcileJitter, Mirrors: source.Mirrors{}}
+	for key, dst := range map[string]*time.Duration{
+		keyReconcileTimeout: &s.ReconcileTimeout, keyReconcileJitter: &s.ReconcileJitter, keyWaveDelay: &s.WaveDelay,
+	} {
+		v := strings.TrimSpace(data[key])
+		if v == "" {
+			continue
+		}
 		d, err := parseDuration(v)
 		if err != nil {
-			return nil, fmt.Errorf("argocd-cm key %s: %w", keyReconcileTimeout, err)
+			return nil, fmt.Errorf("argocd-cm key %s: %w", key, err)
 		}
-		s.ReconcileTimeout = d
-	}
-	if v := strings.TrimSpace(data[keyWaveDelay]); v != "" {
-		d, err := parseDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("argocd-cm key %s: %w", keyWaveDelay, err)
-		}
-		s.WaveDelay = d
+		*dst = d
 	}
 	if err := s.parseStallTimeout(data, opts); err != nil {
 		return nil, err

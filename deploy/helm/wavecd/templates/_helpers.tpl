@@ -134,6 +134,9 @@ follows an overlay's namespace.
 {{- with (index .Values.configs.params "controller.status.processors") }}
 - --workers={{ . }}
 {{- end }}
+{{- with (index .Values.configs.params "controller.operation.processors") }}
+- --operation-processors={{ . }}
+{{- end }}
 {{- if .Values.controller.argoParity }}
 - --argo-parity
 {{- end }}
@@ -184,7 +187,7 @@ true
 
 {{/* configs.params keys the chart turns into flags. */}}
 {{- define "wavecd.knownParams" -}}
-{{- list "server.insecure" "controller.status.processors" | toJson -}}
+{{- list "server.insecure" "controller.status.processors" "controller.operation.processors" | toJson -}}
 {{- end -}}
 
 {{/* Probes: (dict "path" "/healthz" "scheme" "HTTP" "probe" .Values.controller.livenessProbe). */}}
