@@ -49,18 +49,23 @@ type Settings struct {
 
 func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 	s := &Settings{Data: data, ReconcileTimeout: defaultReconcileTimout, ReconcileJitter: defaultReconcileJitter, Mirrors: source.Mirrors{}}
-	for key, dst := range map[string]*time.Duration{
-		keyReconcileTimeout: &s.ReconcileTimeout, keyReconcileJitter: &s.ReconcileJitter, keyWaveDelay: &s.WaveDelay,
-	} {
-		v := strings.TrimSpace(data[key])
+	// In a fixed order, so that of several bad keys the same one is named.
+	durations := []struct {
+		key string
+		dst *time.Duration
+	}{
+		{keyReconcileTimeout, &s.ReconcileTimeout}, {keyReconcileJitter, &s.ReconcileJitter}, {keyWaveDelay, &s.WaveDelay},
+	}
+	for _, d := range durations {
+		v := strings.TrimSpace(data[d.key])
 		if v == "" {
 			continue
 		}
-		d, err := parseDuration(v)
+		parsed, err := parseDuration(v)
 		if err != nil {
-			return nil, fmt.Errorf("argocd-cm key %s: %w", key, err)
+			return nil, fmt.Errorf("argocd-cm key %s: %w", d.key, err)
 		}
-		*dst = d
+		*d.dst = parsed
 	}
 	if err := s.parseStallTimeout(data, opts); err != nil {
 		return nil, err
