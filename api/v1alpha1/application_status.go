@@ -125,6 +125,10 @@ const (
 	// made no progress for the stall timeout; the message says which
 	// objects hold it, by which finalizer, and who would clear it.
 	ApplicationConditionDeletionStalled = "DeletionStalled"
+	// ApplicationConditionStatusTruncated is wavecd's: the app manages
+	// more objects than its status can list within etcd's size limit;
+	// the message says how many of each list it shows.
+	ApplicationConditionStatusTruncated = "StatusTruncatedWarning"
 )
 
 // ApplicationCondition is a problem or warning about the app.

@@ -78,8 +78,9 @@ func ProgressOf(op *v1alpha1.OperationState) *SyncProgress {
 	if op == nil || op.WavecdState == nil {
 		return nil
 	}
+	raw, err := StateJSON(op.WavecdState)
 	p := &SyncProgress{}
-	if err := json.Unmarshal(op.WavecdState.Raw, p); err != nil {
+	if err != nil || json.Unmarshal(raw, p) != nil {
 		return nil
 	}
 	return p

@@ -20,6 +20,12 @@
 // server. Each write that lands is told to the Writer's owner, with the
 // app before and after it (the controller records its Events).
 //
+// An app's status lists each managed object twice (status.resources and
+// the sync result), which for the root of thousands of children is more
+// than etcd stores in one object: Flush first fits the app within
+// StatusBudget (Fit), listing the objects that need attention and one of
+// each kind, and says so in the StatusTruncatedWarning condition.
+//
 // What the package does not own: what the status says (internal/controller
 // decides, internal/compare compares), Events (internal/controller).
 package appstatus

@@ -3,6 +3,7 @@ package appstatus
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -46,11 +47,23 @@ func (p *Patch) Quiet(maxAge time.Duration, now func() time.Time) {
 // request) is written only over the app as read: when the app changed
 // since, an annotation that now holds another value is kept, so a refresh
 // asked for again meanwhile is not lost.
+//
+// The app is first fitted within StatusBudget (Fit); a write the API
+// server still refuses as too large (long messages) is retried once with
+// every message cut to 4 KiB and the lists fitted within an eighth of the
+// budget.
 func (p *Patch) Flush(ctx context.Context) error {
+	Fit(p.app, StatusBudget, p.clock())
 	if equality.Semantic.DeepEqual(p.app, p.base) || p.quietSkip() {
 		return nil
 	}
-	if err := p.write(ctx); err != nil {
+	err := p.write(ctx)
+	if tooLarge(err) {
+		shortenMessages(p.app)
+		Fit(p.app, StatusBudget/8, p.clock())
+		err = p.write(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("write application %s: %w", p.app.Name, err)
 	}
 	p.base = p.app.DeepCopy()
@@ -81,6 +94,27 @@ func (p *Patch) write(ctx context.Context) error {
 		}
 	}
 	return p.w.patch(ctx, p.app, p.base, client.MergeFrom(p.base))
+}
+
+// tooLarge reports a write refused for its size: by the API server (413,
+// "request is too large") or by etcd ("request is too large", gRPC's
+// "message larger than max").
+func tooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "request is too large") || strings.Contains(msg, "message larger than max")
+}
+
+func (p *Patch) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
 }
 
 // removedAnnotations are the annotations base has and app does not.

@@ -2,7 +2,9 @@ package appstatus
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,6 +138,72 @@ func TestFlush(t *testing.T) {
 				map[string]any{"writes": writes, "annotation": got.Annotations[refresh], "health": got.Status.Health.Status},
 			); diff != "" {
 				t.Errorf("after the flush (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFlushLargeStatus writes the status of a root app of 12,000
+// children, which as listed would be above etcd's limit: the write lands,
+// within the budget, with the StatusTruncatedWarning condition; and a
+// status the API server refuses for its messages is written with them cut.
+func TestFlushLargeStatus(t *testing.T) {
+	env := testenv.Get(t)
+	env.InstallCRDs(t)
+	c := env.AppClient(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	tests := map[string]struct {
+		change        func(*v1alpha1.Application)
+		wantCondition string
+		wantCut       bool
+	}{
+		"12,000 children": {
+			change: func(a *v1alpha1.Application) {
+				big := bigApp(12000, true)
+				a.Status.Resources, a.Status.OperationState = big.Status.Resources, big.Status.OperationState
+			},
+			wantCondition: "status lists ",
+		},
+		"a message of 2 MiB": {
+			change: func(a *v1alpha1.Application) {
+				a.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: "SyncError", Message: strings.Repeat("x", 2<<20)}}
+			},
+			wantCut: true,
+		},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			i++
+			app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("root-%d", i)},
+				Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Namespace: ns}}}
+			if err := c.Create(ctx, app); err != nil {
+				t.Fatal(err)
+			}
+			w := NewWriter(c, c, nil)
+			p := w.Begin(app)
+			tc.change(p.App())
+			if err := p.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := &v1alpha1.Application{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
+				t.Fatal(err)
+			}
+			if size := jsonSize(got); size > StatusBudget+64<<10 {
+				t.Errorf("the written app takes %d bytes", size)
+			}
+			if cond := condition(got); !strings.HasPrefix(cond, tc.wantCondition) || (cond == "") != (tc.wantCondition == "") {
+				t.Errorf("StatusTruncatedWarning %q, want one starting %q", cond, tc.wantCondition)
+			}
+			if tc.wantCondition != "" && len(got.Status.Resources) < 1000 {
+				t.Errorf("only %d resources listed", len(got.Status.Resources))
+			}
+			if tc.wantCut {
+				if m := got.Status.Conditions[0].Message; len(m) > messageMax || !strings.HasSuffix(m, "(cut)") {
+					t.Errorf("the long message was written as %d bytes", len(m))
+				}
 			}
 		})
 	}

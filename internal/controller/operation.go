@@ -339,17 +339,23 @@ func (r *Reconciler) saveState(ctx context.Context, name string, update func(app
 	return nil
 }
 
+// encodeState is the sync state as status.operationState.wavecdState
+// holds it: compressed when large (a root of thousands of children).
 func encodeState(st *wsync.State) *apiextensionsv1.JSON {
-	b, err := json.Marshal(st)
+	raw, err := application.EncodeState(st)
 	if err != nil {
 		return nil
 	}
-	return &apiextensionsv1.JSON{Raw: b}
+	return raw
 }
 
 func decodeState(os *v1alpha1.OperationState) *wsync.State {
+	if os == nil || os.WavecdState == nil {
+		return &wsync.State{}
+	}
+	b, err := application.StateJSON(os.WavecdState)
 	st := &wsync.State{}
-	if os == nil || os.WavecdState == nil || json.Unmarshal(os.WavecdState.Raw, st) != nil {
+	if err != nil || json.Unmarshal(b, st) != nil {
 		return &wsync.State{}
 	}
 	return st
