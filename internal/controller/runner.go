@@ -155,7 +155,7 @@ func (r *Reconciler) syncOptions(tgt *destination.Target, app *v1alpha1.Applicat
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
 		Health:    s.Assessor, WaveDelay: s.WaveDelay, ArgoParity: r.opts.ArgoParity, IgnoreDifferences: compare.IgnoreRules(app.Spec.IgnoreDifferences),
-		Scope: tgt.Kube, DryRuns: tgt.Predictions(),
+		Scope: tgt.Kube, DryRuns: tgt.Predictions(), Namespaces: tgt,
 		StallTimeout: s.StallTimeout, NodeProvisioners: r.provisioners.Find,
 	}, nil
 }

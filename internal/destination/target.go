@@ -4,6 +4,7 @@ import (
 	"context"
 	stdsync "sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/wavecd/wavecd/internal/cluster"
@@ -59,3 +60,19 @@ func (t *Target) Capabilities(ctx context.Context) render.Capabilities {
 // Predictions are the dry runs made at the target; a sync reads them as
 // its wsync.DryRunCache.
 func (t *Target) Predictions() *Predictions { return &t.predictions }
+
+// namespaceKind is the kind NamespaceExists watches.
+var namespaceKind = schema.GroupKind{Kind: "Namespace"}
+
+// NamespaceExists reports whether namespace name is known to exist (and
+// not being deleted) at the target, from a watch of the target's
+// namespaces that the first call starts; false when it is not, or not
+// known yet. A sync's CreateNamespace then need not ask the API server.
+func (t *Target) NamespaceExists(ctx context.Context, name string) bool {
+	if err := t.Live.EnsureWatched([]schema.GroupKind{namespaceKind}); err != nil {
+		logctx.From(ctx).Debug("watch namespaces", "server", t.Server, "err", err)
+		return false
+	}
+	exists, known := t.Live.Exists(namespaceKind, "", name)
+	return exists && known
+}

@@ -234,6 +234,34 @@ func (c *LiveCache) Cached(gk schema.GroupKind) bool {
 	return k != nil && k.informer.HasSynced()
 }
 
+// Exists reports whether the cache holds the object of kind gk named
+// namespace/name and is not deleting it; known is false when the cache
+// cannot tell (the kind is not cached or not filled yet).
+func (c *LiveCache) Exists(gk schema.GroupKind, namespace, name string) (exists, known bool) {
+	c.mu.Lock()
+	k := c.kinds[gk]
+	c.mu.Unlock()
+	if k == nil || !k.informer.HasSynced() {
+		return false, false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	obj, ok, err := k.informer.GetIndexer().GetByKey(key)
+	if err != nil {
+		return false, false
+	}
+	if !ok {
+		return false, true
+	}
+	m, err := metaOf(obj)
+	if err != nil {
+		return false, false
+	}
+	return m.GetDeletionTimestamp() == nil, true
+}
+
 func sortByRef(objs []*unstructured.Unstructured) {
 	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
 		return strings.Compare(RefOf(a).String(), RefOf(b).String())

@@ -134,3 +134,53 @@ func TestLiveCacheReadsUncachedKindsFromTheAPIServer(t *testing.T) {
 		t.Errorf("objects = %v, want [c-1]", got)
 	}
 }
+
+// TestLiveCacheExists: the cache tells an object exists only once its
+// kind's informer has filled, and a deleted object stops existing.
+func TestLiveCacheExists(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	cluster, err := New(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trackedConfigMap(t, env, ns, "present", "")
+	c := NewLiveCache(cluster)
+	if _, known := c.Exists(configMapGK, ns, "present"); known {
+		t.Fatal("a kind not cached is known")
+	}
+	c.Start(t.Context(), nil)
+	nsGK := schema.GroupKind{Kind: "Namespace"}
+	if err := c.EnsureWatched([]schema.GroupKind{configMapGK, nsGK}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitUntil("the cache fills", func() bool { return c.Cached(configMapGK) && c.Cached(nsGK) })
+	for _, tc := range []struct {
+		gk              schema.GroupKind
+		namespace, name string
+		want            bool
+	}{
+		{configMapGK, ns, "present", true},
+		{configMapGK, ns, "absent", false},
+		{nsGK, "", ns, true},
+		{nsGK, "", ns + "-absent", false},
+	} {
+		if exists, known := c.Exists(tc.gk, tc.namespace, tc.name); exists != tc.want || !known {
+			t.Errorf("%s %s/%s: exists %v known %v, want %v known", tc.gk, tc.namespace, tc.name, exists, known, tc.want)
+		}
+	}
+	if err := env.Client.CoreV1().ConfigMaps(ns).Delete(t.Context(), "present", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the deleted ConfigMap stops existing", func() bool { exists, _ := c.Exists(configMapGK, ns, "present"); return !exists })
+}

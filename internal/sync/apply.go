@@ -87,6 +87,11 @@ func (e *Executor) createNamespace(ctx context.Context, st *State) error {
 		}
 		return nil
 	}
+	if e.opts.Namespaces != nil && e.opts.Namespaces.NamespaceExists(ctx, ts.Name) {
+		ts.Phase = TaskSkipped
+		e.namespaces = map[string]bool{ts.Name: true}
+		return nil
+	}
 	_, err := e.cluster.Apply(ctx, t.Object, kube.ApplyOptions{Mode: kube.Create})
 	switch {
 	case err == nil:
@@ -120,6 +125,14 @@ func (e *Executor) namespaceExists(ctx context.Context, t *Task, createErr error
 // the sync with nothing applied. With ApplyOutOfSyncOnly the server-side
 // diff is the dry run, and tasks in sync are skipped.
 func (e *Executor) dryRun(ctx context.Context, st *State) error {
+	if i, ok := e.loneWrite(st); ok {
+		ts := &st.Tasks[i]
+		ts.Phase = TaskDryRunOK
+		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID,
+			Message: "skipped: the sync writes this object only, and its apply checks it"})
+		st.DryRunDone = true
+		return nil
+	}
 	skips, err := e.dryRunSkips(ctx, st)
 	if err != nil {
 		return err
@@ -162,6 +175,37 @@ func (e *Executor) dryRun(ctx context.Context, st *State) error {
 		return e.finish(ctx, st, OperationSucceeded, "successfully synced (dry run)")
 	}
 	return nil
+}
+
+// loneWrite reports whether the sync creates one object and does
+// nothing else (no hook, no prune), and which task that is. Its dry run
+// would check what the creation itself checks, with nothing written
+// before it, and either failing leaves the cluster as it was: the dry run
+// is skipped, saving a request. Not in a dry-run sync, with Argo CD
+// parity, or with ApplyOutOfSyncOnly (whose dry run is the diff).
+func (e *Executor) loneWrite(st *State) (int, bool) {
+	if e.opts.DryRun || e.opts.ArgoParity || e.opts.Sync.ApplyOutOfSyncOnly {
+		return -1, false
+	}
+	lone := -1
+	for i := range st.Tasks {
+		ts := &st.Tasks[i]
+		switch {
+		case ts.Type == TaskNamespace:
+			continue
+		case ts.Type != TaskApply || lone >= 0 || started(ts.Phase):
+			return -1, false
+		}
+		lone = i
+	}
+	if lone < 0 {
+		return -1, false
+	}
+	t := e.task(st, lone)
+	if t == nil || t.Object == nil || t.Live != nil || t.Err != "" {
+		return -1, false
+	}
+	return lone, true
 }
 
 func allIndices(st *State) []int {

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -174,6 +175,15 @@ type Options struct {
 	// NodeProvisioners, when set, tells a stall whose pods cannot be
 	// scheduled which apps deploy a node provisioner and where they are.
 	NodeProvisioners NodeProvisionerFinder
+	// Namespaces, when set, tells which namespaces are known to exist:
+	// CreateNamespace then skips creating one of them (a request that
+	// would only find it there).
+	Namespaces NamespaceLister
+}
+
+// NamespaceLister knows namespaces that exist at the destination.
+type NamespaceLister interface {
+	NamespaceExists(ctx context.Context, name string) bool
 }
 
 // DryRunCache knows dry runs that succeeded: applying desired over live
