@@ -208,3 +208,75 @@ func TestFlushLargeStatus(t *testing.T) {
 		})
 	}
 }
+
+// staleCache is a cache that has not caught up: it serves one copy.
+type staleCache struct {
+	client.Client
+	copy *v1alpha1.Application
+}
+
+func (s staleCache) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	s.copy.DeepCopyInto(obj.(*v1alpha1.Application))
+	return nil
+}
+
+// countingReader counts reads of the API server.
+type countingReader struct {
+	client.Reader
+	n *int
+}
+
+func (c countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	*c.n++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestUpdateFrom: a writer holding the app as it last wrote it writes
+// over that copy while the cache lags, and reads the API server only
+// when neither the cache nor its copy includes the controller's last
+// write; ReadCurrent never reads the API server for a stale cached copy.
+func TestUpdateFrom(t *testing.T) {
+	env := testenv.Get(t)
+	env.InstallCRDs(t)
+	c := env.AppClient(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "runner"},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Namespace: ns}}}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	reads := 0
+	w := NewWriter(staleCache{Client: c, copy: app.DeepCopy()}, countingReader{Reader: c, n: &reads}, nil)
+	health := func(h v1alpha1.HealthStatusCode) func(*v1alpha1.Application) {
+		return func(a *v1alpha1.Application) { a.Status.Health.Status = h }
+	}
+	first, err := w.UpdateFrom(ctx, key, app, health("Progressing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := w.UpdateFrom(ctx, key, first, health("Healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 0 {
+		t.Fatalf("%d reads of the API server with the last write at hand", reads)
+	}
+	if first.Status.Health.Status != "Progressing" {
+		t.Errorf("UpdateFrom modified the copy it started from")
+	}
+	got := &v1alpha1.Application{}
+	if err := c.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Health.Status != "Healthy" || got.ResourceVersion != second.ResourceVersion {
+		t.Errorf("written: health %s at %s; want Healthy at %s", got.Status.Health.Status, got.ResourceVersion, second.ResourceVersion)
+	}
+	if _, err := w.UpdateFrom(ctx, key, first, health("Degraded")); err != nil || reads != 1 {
+		t.Errorf("an older copy than the last write: %d reads (%v), want 1", reads, err)
+	}
+	if current, err := w.ReadCurrent(ctx, key, &v1alpha1.Application{}); err != nil || current || reads != 1 {
+		t.Errorf("ReadCurrent of a stale cache: current %v, %d reads (%v); want false, 1", current, reads, err)
+	}
+}

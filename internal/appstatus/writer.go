@@ -54,6 +54,26 @@ func (w *Writer) Read(ctx context.Context, key client.ObjectKey, app *v1alpha1.A
 	return w.reader.Get(ctx, key, app)
 }
 
+// ReadCurrent reads the app key names from the cache, as Read does, but
+// does not read the API server when the cached copy is older than the
+// controller's last write: it reports current false instead, and the
+// caller waits for the cache (the write's own watch event follows
+// within moments). An app missing from the cache is read from the API
+// server, which tells whether it is gone.
+func (w *Writer) ReadCurrent(ctx context.Context, key client.ObjectKey, app *v1alpha1.Application) (current bool, err error) {
+	err = w.client.Get(ctx, key, app)
+	switch {
+	case err == nil:
+		return w.versions.covers(key.Name, app.ResourceVersion), nil
+	case !apierrors.IsNotFound(err):
+		return false, err
+	}
+	if err := w.reader.Get(ctx, key, app); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Begin starts a pending patch of app, which the caller then changes
 // through Patch.App and writes with Patch.Flush.
 func (w *Writer) Begin(app *v1alpha1.Application) *Patch {
@@ -63,13 +83,49 @@ func (w *Writer) Begin(app *v1alpha1.Application) *Patch {
 // Update reads the app key names, lets change change it, and writes the
 // change in one patch.
 func (w *Writer) Update(ctx context.Context, key client.ObjectKey, change func(app *v1alpha1.Application)) error {
-	app := &v1alpha1.Application{}
-	if err := w.Read(ctx, key, app); err != nil {
-		return fmt.Errorf("read application %s: %w", key.Name, err)
+	_, err := w.UpdateFrom(ctx, key, nil, change)
+	return err
+}
+
+// UpdateFrom is Update for a writer that holds the app as it last wrote
+// it (or read it), last: when the cache has not caught up with the
+// controller's last write but last includes it, last is changed instead
+// of reading the API server (a sync runner saving its progress step by
+// step). It returns the app as written; last is not modified.
+func (w *Writer) UpdateFrom(ctx context.Context, key client.ObjectKey, last *v1alpha1.Application,
+	change func(app *v1alpha1.Application)) (*v1alpha1.Application, error) {
+	app, err := w.readFrom(ctx, key, last)
+	if err != nil {
+		return nil, fmt.Errorf("read application %s: %w", key.Name, err)
 	}
 	p := w.Begin(app)
 	change(app)
-	return p.Flush(ctx)
+	if err := p.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// readFrom reads the newest copy of the app it knows without a request
+// if it can: the cache's, or last, whichever is newer and includes the
+// controller's last write; else it reads the API server.
+func (w *Writer) readFrom(ctx context.Context, key client.ObjectKey, last *v1alpha1.Application) (*v1alpha1.Application, error) {
+	app := &v1alpha1.Application{}
+	err := w.client.Get(ctx, key, app)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	lastOK := last != nil && last.ResourceVersion != "" && w.versions.covers(key.Name, last.ResourceVersion)
+	switch {
+	case err == nil && w.versions.covers(key.Name, app.ResourceVersion) && (!lastOK || newerOrSame(app.ResourceVersion, last.ResourceVersion)):
+		return app, nil
+	case lastOK:
+		return last.DeepCopy(), nil
+	}
+	if err := w.reader.Get(ctx, key, app); err != nil {
+		return nil, err
+	}
+	return app, nil
 }
 
 // IncludesLast reports whether the controller wrote app name, and a copy
@@ -133,6 +189,13 @@ func (v *versions) last(name string) (uint64, bool) {
 func atLeast(rv string, n uint64) bool {
 	got, err := strconv.ParseUint(rv, 10, 64)
 	return err == nil && got >= n
+}
+
+// newerOrSame reports whether resourceVersion a is a number no less than
+// resourceVersion b.
+func newerOrSame(a, b string) bool {
+	n, err := strconv.ParseUint(b, 10, 64)
+	return err == nil && atLeast(a, n)
 }
 
 func (v *versions) set(name, rv string) {

@@ -70,16 +70,16 @@ func KindsOf(objs []*unstructured.Unstructured, last []v1alpha1.ResourceStatus) 
 // a change to one of the app's objects then refreshes the app at once.
 // Child Applications at the local destination come from Options.Apps.
 func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) ([]*unstructured.Unstructured, error) {
-	list := tgt.Live.ListTracked
+	list, byManager := tgt.Live.ListTracked, false
 	for _, d := range app.Spec.IgnoreDifferences {
 		if len(d.ManagedFieldsManagers) > 0 {
-			list = tgt.Kube.ListTracked
+			list, byManager = tgt.Kube.ListTracked, true
 		}
 	}
 	c.watch(ctx, tgt, kinds)
 	others := slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == ApplicationGK })
-	if len(others) == len(kinds) || !c.ownsApps(tgt) {
-		others = kinds
+	if len(others) == len(kinds) || !c.ownsApps(tgt) || byManager {
+		others = kinds // the controller's cache of Applications drops managedFields too
 	}
 	var live []*unstructured.Unstructured
 	if len(others) > 0 { // no kinds would mean every kind of the cluster
@@ -145,7 +145,9 @@ func newest(live, applied []*unstructured.Unstructured, tracking kube.Tracking) 
 // from Options.Apps.
 func (c *Comparer) childApps(ctx context.Context, tracking kube.Tracking) ([]*unstructured.Unstructured, error) {
 	apps := &v1alpha1.ApplicationList{}
-	if err := c.opts.Apps.List(ctx, apps, client.InNamespace(c.opts.Namespace)); err != nil {
+	// The cache's own copies: each is converted (copied) below, and only
+	// the app's children are.
+	if err := c.opts.Apps.List(ctx, apps, client.InNamespace(c.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var out []*unstructured.Unstructured

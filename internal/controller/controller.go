@@ -170,7 +170,10 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 nonZero(opts.LeaseDuration),
 		RenewDeadline:                 nonZero(opts.RenewDeadline),
-		Cache:                         cache.Options{ByObject: byObject},
+		// managedFields are a third of a cached Application and nothing
+		// the controller reads from its cache needs them (a comparison
+		// that ignores fields by manager lists from the API server).
+		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -88,6 +88,27 @@ type runner struct {
 	revision string
 	// ended is closed when the runner has returned.
 	ended chan struct{}
+	// last is the app as the runner last wrote it, or as it was read
+	// when the runner started.
+	last *v1alpha1.Application
+}
+
+// lastWritten is app name as its runner last wrote it; nil when none
+// runs. The caller must not modify it.
+func (rs *runners) lastWritten(name string) *v1alpha1.Application {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.running[name].last
+}
+
+// wrote records app as its runner's last write.
+func (rs *runners) wrote(name string, app *v1alpha1.Application) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if run, ok := rs.running[name]; ok && app != nil {
+		run.last = app
+		rs.running[name] = run
+	}
 }
 
 func (rs *runners) active(name string) bool {
@@ -269,6 +290,7 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 		}
 		req.app = fresh
 	}
+	r.runners.wrote(app.Name, req.app.DeepCopy())
 	go r.runOperation(runCtx, req)
 	return nil
 }
@@ -332,10 +354,18 @@ func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 
 // saveState writes the operation state; fields other than operationState
 // (and operation when clear is set) are left to the reconciler.
+//
+// The runner keeps the app as it last wrote it: while the cache has not
+// caught up with that write (a sync saving its steps in quick
+// succession), the next write starts from it instead of reading the API
+// server.
 func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
-	if err := r.status.Update(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, update); err != nil {
+	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
+	written, err := r.status.UpdateFrom(ctx, key, r.runners.lastWritten(name), update)
+	if err != nil {
 		return fmt.Errorf("write operation state of %s: %w", name, err)
 	}
+	r.runners.wrote(name, written)
 	return nil
 }
 

@@ -105,10 +105,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ctx = logctx.With(ctx, log)
 	r.activity.add()
 	start := time.Now()
-	// Status patches are merge patches computed against this copy: Read
-	// never returns one older than the controller's own last write.
+	// Status patches are merge patches computed against this copy, which
+	// must include the controller's own last write: a cached copy older
+	// than that waits for the cache (the write's watch event enqueues the
+	// app again), instead of reading the API server.
 	app := &v1alpha1.Application{}
-	if err := r.status.Read(ctx, req.NamespacedName, app); err != nil {
+	current, err := r.status.ReadCurrent(ctx, req.NamespacedName, app)
+	if err == nil && !current {
+		return reconcile.Result{RequeueAfter: staleCopyRequeue}, nil
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.status.Forget(req.Name)
 			r.compared.forget(req.Name)
@@ -125,6 +131,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	return res, err
 }
+
+// staleCopyRequeue is when a reconcile that found the cached app older
+// than the controller's last write runs again, should the write's watch
+// event not come first.
+const staleCopyRequeue = 2 * time.Second
 
 // reconcileApp is Reconcile for an app that exists. Everything it decides
 // (conditions, the comparison, an automated sync, the refresh request
