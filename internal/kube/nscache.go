@@ -14,17 +14,19 @@ import (
 
 // NamespaceCache builds the cache a controller of one namespace keeps of
 // its objects (byObject narrows some kinds), and a client that reads
-// through it and writes to the API server.
+// through it, unstructured objects too, and writes to the API server.
+// Cached objects keep no managedFields.
 func NamespaceCache(cfg *rest.Config, scheme *runtime.Scheme, namespace string, byObject map[client.Object]cache.ByObject) (cache.Cache, client.Client, error) {
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
 		ByObject:          byObject,
+		DefaultTransform:  cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create cache: %w", err)
 	}
-	cached, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
+	cached, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c, Unstructured: true}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create client: %w", err)
 	}
