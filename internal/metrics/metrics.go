@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,10 @@ type Metrics struct {
 	shardMoved        *prometheus.CounterVec
 
 	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
+	// info is each app's wavecd_app_info labels, so that a change
+	// replaces that one series: a search of all series per call took a
+	// quarter of an idle controller's CPU at 1,000 apps.
+	info map[appKey][]string
 }
 
 // New registers wavecd's metrics with reg; a nil reg gets a new
@@ -153,12 +158,26 @@ func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
 	if m == nil {
 		return
 	}
+	values := []string{app.Namespace, app.Name, app.Spec.Project, string(app.Status.Health.Status), string(app.Status.Sync.Status)}
+	key := appKey{namespace: app.Namespace, name: app.Name}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.appInfo.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
-	m.appInfo.WithLabelValues(app.Namespace, app.Name, app.Spec.Project,
-		string(app.Status.Health.Status), string(app.Status.Sync.Status)).Set(1)
+	old, ok := m.info[key]
+	if ok && slices.Equal(old, values) {
+		return
+	}
+	if ok {
+		m.appInfo.DeleteLabelValues(old...)
+	}
+	m.appInfo.WithLabelValues(values...).Set(1)
+	if m.info == nil {
+		m.info = map[appKey][]string{}
+	}
+	m.info[key] = values
 }
+
+// appKey names an app.
+type appKey struct{ namespace, name string }
 
 // DeleteApp drops every series of a deleted app.
 func (m *Metrics) DeleteApp(namespace, name string) {
@@ -168,6 +187,7 @@ func (m *Metrics) DeleteApp(namespace, name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	labels := prometheus.Labels{"namespace": namespace, "name": name}
+	delete(m.info, appKey{namespace: namespace, name: name})
 	m.appInfo.DeletePartialMatch(labels)
 	m.reconcileTotal.DeletePartialMatch(labels)
 	m.reconcileDuration.DeletePartialMatch(labels)

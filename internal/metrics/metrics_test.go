@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,4 +118,30 @@ func httptestGet(t *testing.T, h http.Handler) string {
 		t.Fatalf("GET /metrics = %d", rec.Code)
 	}
 	return rec.Body.String()
+}
+
+// BenchmarkSetAppInfo records the info of one app among 5,000, as a
+// controller does on every reconcile: its cost must not grow with the
+// apps (it searched every series).
+func BenchmarkSetAppInfo(b *testing.B) {
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	apps := make([]*v1alpha1.Application, 5000)
+	for i := range apps {
+		apps[i] = &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: fmt.Sprintf("app-%d", i)}}
+		apps[i].Status.Health.Status = "Healthy"
+		m.SetAppInfo(apps[i])
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		app := apps[i%len(apps)]
+		if i%2 == 0 {
+			app.Status.Health.Status = "Progressing"
+		} else {
+			app.Status.Health.Status = "Healthy"
+		}
+		m.SetAppInfo(app)
+	}
 }
