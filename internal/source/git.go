@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -35,6 +36,11 @@ type gitRepo struct {
 	// while refsStamp is unchanged.
 	stamp string
 	refs  remoteRefs
+	// checked is when the stamp of the open repository was last found
+	// current; a commit is read without looking again within
+	// recheckAfter (a comparison resolves its revision, then checks it
+	// out).
+	checked time.Time
 }
 
 // remoteRefs is what one ls-remote told: ref name to commit, peeled.
@@ -178,10 +184,15 @@ func (g *gitRepo) openLocked() (*git.Repository, error) {
 		return g.openRemoteLocked()
 	}
 	if stamp, ok := refsStamp(g.loc.path); ok && g.repo != nil && stamp == g.stamp {
+		g.checked = time.Now()
 		return g.repo, nil
 	}
 	return g.reopenLocked()
 }
+
+// recheckAfter is how long a local repository's refs, once found current,
+// are trusted for reading a commit.
+const recheckAfter = time.Second
 
 func (g *gitRepo) reopenLocked() (*git.Repository, error) {
 	repo, err := git.PlainOpenWithOptions(g.loc.path, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
@@ -217,6 +228,7 @@ func (g *gitRepo) localRefsCached() (remoteRefs, error) {
 	defer g.mu.Unlock()
 	stamp, ok := refsStamp(g.loc.path)
 	if ok && g.refs != nil && stamp == g.stamp {
+		g.checked = time.Now()
 		return g.refs, nil
 	}
 	repo, err := g.reopenLocked()
@@ -229,7 +241,7 @@ func (g *gitRepo) localRefsCached() (remoteRefs, error) {
 	}
 	g.stamp, g.refs = "", nil
 	if ok {
-		g.stamp, g.refs = stamp, refs
+		g.stamp, g.refs, g.checked = stamp, refs, time.Now()
 	}
 	return refs, nil
 }
@@ -261,12 +273,29 @@ func localRefs(repo *git.Repository) (remoteRefs, error) {
 func (g *gitRepo) hasCommit(sha string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	_, _, err := g.commitLocked(sha)
+	return err == nil
+}
+
+// commitLocked returns the commit sha names and the repository it was
+// read from. A commit never changes: a local repository whose refs were
+// found current within recheckAfter is read as it is, without looking at
+// them again (the walk of refs/ was a tenth of a bootstrap's CPU).
+func (g *gitRepo) commitLocked(sha string) (*git.Repository, *object.Commit, error) {
+	if g.loc.kind != locRemote && g.repo != nil && g.stamp != "" && time.Since(g.checked) < recheckAfter {
+		if c, err := g.repo.CommitObject(plumbing.NewHash(sha)); err == nil {
+			return g.repo, c, nil
+		}
+	}
 	repo, err := g.openLocked()
 	if err != nil {
-		return false
+		return nil, nil, err
 	}
-	_, err = repo.CommitObject(plumbing.NewHash(sha))
-	return err == nil
+	c, err := repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return nil, nil, err
+	}
+	return repo, c, nil
 }
 
 // findCommit finds the one commit whose SHA starts with prefix.
@@ -302,11 +331,7 @@ func (g *gitRepo) findCommit(prefix string) (string, error) {
 func (g *gitRepo) tree(ctx context.Context, sha string) (*Tree, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	repo, err := g.openLocked()
-	if err != nil {
-		return nil, err
-	}
-	commit, err := repo.CommitObject(plumbing.NewHash(sha))
+	repo, commit, err := g.commitLocked(sha)
 	if err != nil {
 		return nil, err
 	}
