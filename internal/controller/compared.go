@@ -13,6 +13,25 @@ import (
 type comparedTimes struct {
 	mu stdsync.Mutex
 	at map[string]time.Time
+	// took is how long each app's last comparison took.
+	took map[string]time.Duration
+}
+
+// setTook records how long app name's comparison took.
+func (c *comparedTimes) setTook(name string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.took == nil {
+		c.took = map[string]time.Duration{}
+	}
+	c.took[name] = d
+}
+
+// tookLast is how long app name's last comparison took; 0 when unknown.
+func (c *comparedTimes) tookLast(name string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.took[name]
 }
 
 func (c *comparedTimes) set(name string, t time.Time) {
@@ -36,6 +55,7 @@ func (c *comparedTimes) forget(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.at, name)
+	delete(c.took, name)
 }
 
 // lastCompared is when app was last compared: by this controller, or as

@@ -210,6 +210,18 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 // runs, and its end compares it at once.
 const syncRefreshInterval = 5 * time.Second
 
+// syncRefreshShare is the most of its time a syncing app spends being
+// compared on events: an app whose comparison takes longer than a tenth
+// of syncRefreshInterval (the root of thousands of children, whose
+// children's events come by the thousand) is compared at most every ten
+// times its last comparison's duration.
+const syncRefreshShare = 10
+
+// syncRefreshEvery is how often app name, syncing, is compared on events.
+func (r *Reconciler) syncRefreshEvery(name string) time.Duration {
+	return max(syncRefreshInterval, syncRefreshShare*r.compared.tookLast(name))
+}
+
 // refreshIfDue refreshes req.app when that is due, into st. An implicit
 // refresh of an app whose sync is running waits until
 // syncRefreshInterval has passed since the sync started and since the last
@@ -226,7 +238,7 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 	_, asked := app.Annotations[AnnotationRefresh]
 	last, before := r.compared.get(app.Name)
 	if started, running := r.runners.since(app.Name); running && before && !asked && kind == normalRefresh {
-		if pause := syncRefreshInterval - r.now().Sub(latest(last, started)); pause > 0 {
+		if pause := r.syncRefreshEvery(app.Name) - r.now().Sub(latest(last, started)); pause > 0 {
 			r.refreshes.mark(app.Name, false)
 			return pause, nil
 		}

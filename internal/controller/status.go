@@ -20,10 +20,12 @@ import (
 // comparison keeps the last known resources and sets ComparisonError.
 func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
 	delete(app.Annotations, AnnotationRefresh)
+	start := time.Now()
 	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: compare.RenderOptions{Fresh: kind == hardRefresh}}); err != nil {
 		return err
 	}
 	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
+	r.compared.setTook(app.Name, time.Since(start))
 	logctx.From(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
 	return nil
 }
