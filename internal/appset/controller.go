@@ -44,6 +44,12 @@ type Options struct {
 	// NewGitFileGlobbing makes `*` in git files generator paths stay within
 	// one directory (Argo CD's --enable-new-git-file-globbing).
 	NewGitFileGlobbing bool
+	// Apps, when set, is a cache of the namespace's Applications that
+	// another controller of the process keeps (the Application
+	// controller's): the ApplicationSet controller reads and watches the
+	// apps there instead of keeping a copy of each of its own. New adds
+	// its index to it, so it must be called before Apps starts.
+	Apps cache.Cache
 }
 
 func (o *Options) defaults() {
@@ -96,8 +102,15 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
+	apps := cache.Cache(c)
+	if opts.Apps != nil {
+		apps = opts.Apps
+		if err := apps.IndexField(context.Background(), &v1alpha1.Application{}, ownerIndex, ownerOf); err != nil {
+			return nil, fmt.Errorf("index applications by owner: %w", err)
+		}
+	}
 	rec := &Reconciler{
-		client: cached, apiReader: direct, opts: opts, scheme: scheme,
+		client: cached, apps: apps, apiReader: direct, opts: opts, scheme: scheme,
 		repos:    source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors}),
 		clusters: cluster.Registry{Reader: cached, Namespace: opts.Namespace},
 		results:  &resultCache{entries: map[string]resultEntry{}},
@@ -111,7 +124,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create applicationset controller: %w", err)
 	}
-	if err := rec.watch(ctrl, c); err != nil {
+	if err := rec.watch(ctrl, c, apps); err != nil {
 		return nil, err
 	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -129,8 +142,10 @@ func (c *Controller) Start(ctx context.Context) error {
 	if !c.waitForCRD(ctx) {
 		return nil
 	}
-	if err := c.cache.IndexField(ctx, &v1alpha1.Application{}, ownerIndex, ownerOf); err != nil {
-		return fmt.Errorf("index applications by owner: %w", err)
+	if c.rec.opts.Apps == nil {
+		if err := c.cache.IndexField(ctx, &v1alpha1.Application{}, ownerIndex, ownerOf); err != nil {
+			return fmt.Errorf("index applications by owner: %w", err)
+		}
 	}
 	if err := c.rec.loadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {

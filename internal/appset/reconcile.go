@@ -32,6 +32,9 @@ type Reconciler struct {
 	client client.Client
 	// apiReader reads from the API server.
 	apiReader client.Reader
+	// apps reads the namespace's Applications: the controller's own
+	// cache, or the one Options.Apps shares.
+	apps client.Reader
 	scheme    *runtime.Scheme
 	repos     *source.Repos
 	clusters  cluster.Registry
@@ -170,7 +173,7 @@ func reasonOf(err error) string {
 // ownedApps lists the apps the set controls, by name.
 func (r *Reconciler) ownedApps(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
 	list := &v1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, list, client.InNamespace(set.Namespace), client.MatchingFields{ownerIndex: set.Name}); err != nil {
+	if err := r.apps.List(ctx, list, client.InNamespace(set.Namespace), client.MatchingFields{ownerIndex: set.Name}); err != nil {
 		return nil, fmt.Errorf("list the set's applications: %w", err)
 	}
 	slices.SortFunc(list.Items, func(a, b v1alpha1.Application) int { return cmp.Compare(a.Name, b.Name) })

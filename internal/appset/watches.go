@@ -50,7 +50,7 @@ func controllingSet(obj client.Object) string {
 // annotations (the refresh annotation), finalizers or deletion; a change to
 // an app it controls that its status or rollout reads; and any change to a
 // cluster Secret, for sets with a clusters generator.
-func (r *Reconciler) watch(c controller.Controller, ca cache.Cache) error {
+func (r *Reconciler) watch(c controller.Controller, ca, apps cache.Cache) error {
 	sets := ctrlsource.Kind(ca, &v1alpha1.ApplicationSet{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.ApplicationSet]{},
 		predicate.TypedFuncs[*v1alpha1.ApplicationSet]{UpdateFunc: func(e event.TypedUpdateEvent[*v1alpha1.ApplicationSet]) bool {
 			o, n := e.ObjectOld, e.ObjectNew
@@ -60,7 +60,7 @@ func (r *Reconciler) watch(c controller.Controller, ca cache.Cache) error {
 	if err := c.Watch(sets); err != nil {
 		return err
 	}
-	apps := ctrlsource.Kind(ca, &v1alpha1.Application{}, handler.TypedFuncs[*v1alpha1.Application, reconcile.Request]{
+	appEvents := ctrlsource.Kind(apps, &v1alpha1.Application{}, handler.TypedFuncs[*v1alpha1.Application, reconcile.Request]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*v1alpha1.Application], q queue) {
 			enqueueOwner(e.Object, q)
 		},
@@ -76,7 +76,7 @@ func (r *Reconciler) watch(c controller.Controller, ca cache.Cache) error {
 			enqueueOwner(e.Object, q)
 		},
 	})
-	if err := c.Watch(apps); err != nil {
+	if err := c.Watch(appEvents); err != nil {
 		return err
 	}
 	secrets := ctrlsource.Kind(ca, &corev1.Secret{}, handler.TypedEnqueueRequestsFromMapFunc(r.clusterSecretEvents))

@@ -143,7 +143,9 @@ func startControllers(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sets, err := appset.New(env.Config, appset.Options{Namespace: ns, CacheDir: t.TempDir()})
+	// As `wavecd controller` runs them: the ApplicationSet controller
+	// reads and watches the apps in the Application controller's cache.
+	sets, err := appset.New(env.Config, appset.Options{Namespace: ns, CacheDir: t.TempDir(), Apps: apps.AppCache()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	// The ApplicationSet controller runs beside it, on the leader only.
-	setOpts := appset.Options{Namespace: a.opts.Namespace, Mirrors: mirrors}
+	setOpts := appset.Options{Namespace: a.opts.Namespace, Mirrors: mirrors, Apps: ctrl.AppCache()}
 	if a.opts.CacheDir != "" {
 		setOpts.CacheDir = filepath.Join(a.opts.CacheDir, "applicationsets")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +64,12 @@ func (c *Controller) Lister() application.Lister {
 // APIReader reads straight from the API server, for objects the
 // controller does not cache (the webhook secret).
 func (c *Controller) APIReader() client.Reader { return c.mgr.GetAPIReader() }
+
+// AppCache is the controller's cache of the namespace's Applications (and
+// of its other kinds), which the controllers beside it read and watch
+// instead of keeping copies of every app of their own; an index on it is
+// added before the controller starts.
+func (c *Controller) AppCache() cache.Cache { return c.mgr.GetCache() }
 
 // Client is the manager's cached client.
 func (c *Controller) Client() client.Client { return c.mgr.GetClient() }
