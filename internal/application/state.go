@@ -62,11 +62,11 @@ func StateJSON(raw *apiextensionsv1.JSON) ([]byte, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	var z gzipState
-	if !bytes.HasPrefix(bytes.TrimSpace(raw.Raw), []byte(`{"gzip"`)) || json.Unmarshal(raw.Raw, &z) != nil || z.Gzip == nil {
+	compressed, ok := gzipped(raw.Raw)
+	if !ok {
 		return raw.Raw, nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(z.Gzip))
+	zr, err := gzip.NewReader(bytes.NewReader(compressed))
 	if err != nil {
 		return nil, fmt.Errorf("expand sync state: %w", err)
 	}
@@ -78,4 +78,17 @@ func StateJSON(raw *apiextensionsv1.JSON) ([]byte, error) {
 		return nil, errors.New("expand sync state: larger than 64 MiB")
 	}
 	return b, nil
+}
+
+// gzipped returns the compressed bytes of a state EncodeState wrote
+// gzipped; false for a state written as it is.
+func gzipped(raw []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`{"gzip"`)) {
+		return nil, false
+	}
+	var z gzipState
+	if err := json.Unmarshal(raw, &z); err != nil || z.Gzip == nil {
+		return nil, false
+	}
+	return z.Gzip, true
 }

@@ -102,7 +102,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	apps := cache.Cache(c)
+	apps := c
 	if opts.Apps != nil {
 		apps = opts.Apps
 		if err := apps.IndexField(context.Background(), &v1alpha1.Application{}, ownerIndex, ownerOf); err != nil {

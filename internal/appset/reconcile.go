@@ -34,14 +34,14 @@ type Reconciler struct {
 	apiReader client.Reader
 	// apps reads the namespace's Applications: the controller's own
 	// cache, or the one Options.Apps shares.
-	apps client.Reader
-	scheme    *runtime.Scheme
-	repos     *source.Repos
-	clusters  cluster.Registry
-	opts      Options
-	results   *resultCache
-	failures  *failureCounter
-	now       func() time.Time
+	apps     client.Reader
+	scheme   *runtime.Scheme
+	repos    *source.Repos
+	clusters cluster.Registry
+	opts     Options
+	results  *resultCache
+	failures *failureCounter
+	now      func() time.Time
 	// credentials are the namespace's repository Secrets.
 	credentials *source.SecretCredentials
 }
