@@ -135,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // staleCopyRequeue is when a reconcile that found the cached app older
 // than the controller's last write runs again, should the write's watch
 // event not come first.
-const staleCopyRequeue = 2 * time.Second
+const staleCopyRequeue = 500 * time.Millisecond
 
 // reconcileApp is Reconcile for an app that exists. Everything it decides
 // (conditions, the comparison, an automated sync, the refresh request
@@ -210,16 +210,23 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 // runs, and its end compares it at once.
 const syncRefreshInterval = 5 * time.Second
 
-// syncRefreshShare is the most of its time a syncing app spends being
-// compared on events: an app whose comparison takes longer than a tenth
-// of syncRefreshInterval (the root of thousands of children, whose
-// children's events come by the thousand) is compared at most every ten
-// times its last comparison's duration.
-const syncRefreshShare = 10
+// syncRefreshShare is the most of its time a syncing app of many objects
+// spends being compared on events: an app of at least
+// syncRefreshManyObjects objects (the root of thousands of children,
+// whose children's events come by the thousand) whose comparison takes
+// longer than a tenth of syncRefreshInterval is compared at most every
+// ten times its last comparison's duration.
+const (
+	syncRefreshShare       = 10
+	syncRefreshManyObjects = 1000
+)
 
-// syncRefreshEvery is how often app name, syncing, is compared on events.
-func (r *Reconciler) syncRefreshEvery(name string) time.Duration {
-	return max(syncRefreshInterval, syncRefreshShare*r.compared.tookLast(name))
+// syncRefreshEvery is how often app, syncing, is compared on events.
+func (r *Reconciler) syncRefreshEvery(app *v1alpha1.Application) time.Duration {
+	if len(app.Status.Resources) < syncRefreshManyObjects {
+		return syncRefreshInterval
+	}
+	return max(syncRefreshInterval, syncRefreshShare*r.compared.tookLast(app.Name))
 }
 
 // refreshIfDue refreshes req.app when that is due, into st. An implicit
@@ -238,7 +245,7 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 	_, asked := app.Annotations[AnnotationRefresh]
 	last, before := r.compared.get(app.Name)
 	if started, running := r.runners.since(app.Name); running && before && !asked && kind == normalRefresh {
-		if pause := r.syncRefreshEvery(app.Name) - r.now().Sub(latest(last, started)); pause > 0 {
+		if pause := r.syncRefreshEvery(app) - r.now().Sub(latest(last, started)); pause > 0 {
 			r.refreshes.mark(app.Name, false)
 			return pause, nil
 		}
