@@ -15,9 +15,10 @@
 // Merge patches are computed against the copy the controller read, so a
 // copy older than the controller's own last write would let a patch skip
 // a field the controller changed back: Writer remembers the
-// resourceVersion of its newest write to each app, and Read takes the
-// cache's copy only when it includes that write, else reads the API
-// server. Each write that lands is told to the Writer's owner, with the
+// resourceVersion of its newest write to each app. ReadCurrent says
+// whether the cache's copy includes that write (a reconcile waits for the
+// watch event when it does not); UpdateFrom starts from the cache's copy,
+// or the writer's own last write, or else reads the API server. Each write that lands is told to the Writer's owner, with the
 // app before and after it (the controller records its Events).
 //
 // An app's status lists each managed object twice (status.resources and

@@ -104,8 +104,8 @@ func TestFlush(t *testing.T) {
 			writes := 0
 			w := NewWriter(c, c, func(_, _ *v1alpha1.Application) { writes++ })
 			read := &v1alpha1.Application{}
-			if err := w.Read(ctx, client.ObjectKeyFromObject(app), read); err != nil {
-				t.Fatal(err)
+			if current, err := w.ReadCurrent(ctx, client.ObjectKeyFromObject(app), read); err != nil || !current {
+				t.Fatalf("read: current %v, %v", current, err)
 			}
 			p := w.Begin(read)
 			if tc.quiet {

@@ -40,23 +40,9 @@ func NewWriter(c client.Client, reader client.Reader, written func(base, app *v1
 	return &Writer{client: c, reader: reader, written: written}
 }
 
-// Read reads the app key names: from the cache when the cached copy
-// includes the controller's last write to it, else from the API server.
-func (w *Writer) Read(ctx context.Context, key client.ObjectKey, app *v1alpha1.Application) error {
-	err := w.client.Get(ctx, key, app)
-	if err == nil {
-		if w.versions.covers(key.Name, app.ResourceVersion) {
-			return nil
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return err
-	}
-	return w.reader.Get(ctx, key, app)
-}
-
-// ReadCurrent reads the app key names from the cache, as Read does, but
-// does not read the API server when the cached copy is older than the
-// controller's last write: it reports current false instead, and the
+// ReadCurrent reads the app key names from the cache. It does not read
+// the API server when the cached copy is older than the controller's last
+// write: it reports current false instead, and the
 // caller waits for the cache (the write's own watch event follows
 // within moments). An app missing from the cache is read from the API
 // server, which tells whether it is gone.

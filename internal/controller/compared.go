@@ -21,10 +21,7 @@ type comparedTimes struct {
 func (c *comparedTimes) setTook(name string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.took == nil {
-		c.took = map[string]time.Duration{}
-	}
-	c.took[name] = d
+	c.took = setIn(c.took, name, d)
 }
 
 // tookLast is how long app name's last comparison took; 0 when unknown.
@@ -37,10 +34,16 @@ func (c *comparedTimes) tookLast(name string) time.Duration {
 func (c *comparedTimes) set(name string, t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.at == nil {
-		c.at = map[string]time.Time{}
+	c.at = setIn(c.at, name, t)
+}
+
+// setIn sets m[k] = v, making m when it is nil.
+func setIn[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
 	}
-	c.at[name] = t
+	m[k] = v
+	return m
 }
 
 // get returns when app name was last compared by this controller.
