@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -334,7 +335,7 @@ func appFromFile(path string) (map[string]any, notify.Env, error) {
 		return nil, notify.Env{}, err
 	}
 	var app map[string]any
-	var apps []map[string]any
+	var apps []*v1alpha1.Application
 	var env notify.Env
 	for _, o := range objs {
 		switch o.GetKind() {
@@ -342,7 +343,11 @@ func appFromFile(path string) (map[string]any, notify.Env, error) {
 			if app == nil {
 				app = o.Object
 			}
-			apps = append(apps, o.Object)
+			typed := &v1alpha1.Application{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
+				return nil, env, fmt.Errorf("%s: application %s: %w", path, o.GetName(), err)
+			}
+			apps = append(apps, typed)
 		case "AppProject":
 			env.Project = o.Object
 		}
@@ -350,7 +355,7 @@ func appFromFile(path string) (map[string]any, notify.Env, error) {
 	if app == nil {
 		return nil, env, fmt.Errorf("%s holds no Application", path)
 	}
-	env.Apps = func() []map[string]any { return apps }
+	env.Apps = func() []*v1alpha1.Application { return apps }
 	return app, env, nil
 }
 
@@ -364,15 +369,14 @@ func clusterEnv(ctx context.Context, c client.Client, app *unstructured.Unstruct
 	if err := c.Get(ctx, client.ObjectKey{Namespace: app.GetNamespace(), Name: cmp.Or(project, "default")}, p); err == nil {
 		env.Project = p.Object
 	}
-	env.Apps = func() []map[string]any {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("ApplicationList"))
+	env.Apps = func() []*v1alpha1.Application {
+		list := &v1alpha1.ApplicationList{}
 		if err := c.List(ctx, list, client.InNamespace(app.GetNamespace())); err != nil {
 			return nil
 		}
-		var out []map[string]any
+		out := make([]*v1alpha1.Application, len(list.Items))
 		for i := range list.Items {
-			out = append(out, list.Items[i].Object)
+			out[i] = &list.Items[i]
 		}
 		return out
 	}

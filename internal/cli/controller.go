@@ -131,7 +131,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	if a.notifications {
-		n, err := notify.New(cfg, notify.Options{Namespace: a.opts.Namespace, Metrics: metrics})
+		n, err := notify.New(cfg, notify.Options{Namespace: a.opts.Namespace, Metrics: metrics, Apps: ctrl.AppCache()})
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package notify
 import (
 	"testing"
 	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // BenchmarkEvaluate measures one look at an app subscribed to every
@@ -19,19 +21,20 @@ func BenchmarkEvaluate(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := ParseConfig(data, nil)
-	apps := loadObjects(b, "bootstrap/complete.yaml")
-	env := Env{Now: func() time.Time { return testNow }, Apps: func() []map[string]any { return apps }}
+	app := loadApp(b, "bootstrap/complete.yaml")
+	apps := loadApps(b, "bootstrap/complete.yaml")
+	env := Env{Now: func() time.Time { return testNow }, Apps: func() []*v1alpha1.Application { return apps }}
 	st := State{}
 	b.ReportAllocs()
 	for b.Loop() {
-		cfg.Evaluate(apps[0], nil, env, st, nil)
+		cfg.Evaluate(app, nil, env, st, nil)
 	}
 }
 
 // BenchmarkChildNames measures finding the children of an app, done for
 // every app on every change of any app.
 func BenchmarkChildNames(b *testing.B) {
-	app := loadObjects(b, "bootstrap/complete.yaml")[0]
+	app := loadApps(b, "bootstrap/complete.yaml")[0]
 	b.ReportAllocs()
 	for b.Loop() {
 		childNames(app)

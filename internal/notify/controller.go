@@ -54,6 +54,11 @@ type Options struct {
 	Resync time.Duration
 	// Workers is the number of apps evaluated in parallel (default 4).
 	Workers int
+	// Apps, when set, is a cache of the namespace's Applications that
+	// another controller of the process keeps (the Application
+	// controller's): the controller reads and watches the apps there
+	// instead of keeping a copy of each of its own.
+	Apps cache.Cache
 }
 
 func (o *Options) defaults() {
@@ -76,8 +81,8 @@ var (
 // Controller sends the notifications Applications are subscribed to. It
 // is a manager.Runnable: Start blocks until ctx ends. Added to a manager
 // with leader election, it runs on the leader only; it keeps its own
-// cache of the namespace's Applications and AppProjects and of the
-// notification settings.
+// cache of the namespace's AppProjects and of the notification settings,
+// and of its Applications unless Options.Apps shares one.
 type Controller struct {
 	cache  cache.Cache
 	ctrl   controller.Controller
@@ -107,8 +112,12 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events client: %w", err)
 	}
+	apps := opts.Apps
+	if apps == nil {
+		apps = c
+	}
 	rec := &reconciler{
-		client: cl, opts: opts, scheme: scheme, now: time.Now,
+		client: cl, appReader: apps, opts: opts, scheme: scheme, now: time.Now,
 		states: map[types.NamespacedName]*appState{}, threads: newSlackThreads(),
 	}
 	ctrl, err := controller.NewUnmanaged("notifications", controller.Options{
@@ -117,7 +126,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create notifications controller: %w", err)
 	}
-	if err := ctrl.Watch(ctrlsource.Kind(c, client.Object(appObject()), handler.Funcs{
+	if err := ctrl.Watch(ctrlsource.Kind(apps, client.Object(&v1alpha1.Application{}), handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { rec.appChanged(ctx, e.Object, q) },
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) { rec.appChanged(ctx, e.ObjectNew, q) },
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { rec.appChanged(ctx, e.Object, q) },
@@ -131,10 +140,16 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func ptrTrue() *bool { b := true; return &b }
 
-func appObject() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
+// appObject is app as the unstructured object triggers and templates
+// read, converted from the typed one the cache keeps.
+func appObject(app *v1alpha1.Application) (*unstructured.Unstructured, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	if err != nil {
+		return nil, fmt.Errorf("convert application %s: %w", app.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
 	u.SetGroupVersionKind(appGVK)
-	return u
+	return u, nil
 }
 
 // Start runs the controller until ctx ends, then waits for the
@@ -165,12 +180,14 @@ type appState struct {
 
 // reconciler evaluates one app per reconcile.
 type reconciler struct {
-	client  client.Client
-	opts    Options
-	scheme  *runtime.Scheme
-	sender  *sender
-	now     func() time.Time
-	threads *slackThreads
+	client client.Client
+	// appReader reads the Applications: the shared cache or the client's.
+	appReader client.Reader
+	opts      Options
+	scheme    *runtime.Scheme
+	sender    *sender
+	now       func() time.Time
+	threads   *slackThreads
 
 	mu     sync.Mutex
 	states map[types.NamespacedName]*appState

@@ -38,6 +38,9 @@ type harness struct {
 	kube kubernetes.Interface
 	repo *testenv.GitRepo
 	rcv  *notifytest.Receiver
+	// apps is the Application controller, whose cache of the apps the
+	// notifications controller reads, as `wavecd controller` runs them.
+	apps *controller.Controller
 	// stopNotify stops the notifications controller.
 	stopNotify func()
 	metrics    *countingMetrics
@@ -71,14 +74,26 @@ func start(t *testing.T, data map[string]string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.apps = apps
 	h.run("application controller", apps.Start)
-	h.startNotify()
+	h.startNotify(notifyOptions{shared: true})
 	return h
 }
 
+// notifyOptions say how startNotify starts the notifications controller.
+type notifyOptions struct {
+	// shared reads the apps from the Application controller's cache;
+	// without it the notifications controller keeps its own.
+	shared bool
+}
+
 // startNotify starts a notifications controller; stopNotify stops it.
-func (h *harness) startNotify() {
-	n, err := notify.New(testenv.Get(h.t).Config, notify.Options{Namespace: h.ns, Resync: time.Second, Metrics: h.metrics})
+func (h *harness) startNotify(o notifyOptions) {
+	opts := notify.Options{Namespace: h.ns, Resync: time.Second, Metrics: h.metrics}
+	if o.shared {
+		opts.Apps = h.apps.AppCache()
+	}
+	n, err := notify.New(testenv.Get(h.t).Config, opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -225,7 +240,9 @@ func TestDownReceiver(t *testing.T) {
 // TestDeliveryNeverHoldsTheSync: while the receiver holds the request of
 // on-sync-running, the sync goes on and ends, and on-deployed is sent
 // once the receiver lets go; a new notifications controller (a restart,
-// a new leader) sends nothing again.
+// a new leader) sends nothing again. The new one keeps its own cache of
+// the apps, as a notifications controller beside no Application
+// controller does.
 func TestDeliveryNeverHoldsTheSync(t *testing.T) {
 	h := start(t, map[string]string{"service.webhook.hook": "url: RECEIVER/hooks"})
 	h.rcv.Block()
@@ -246,7 +263,7 @@ func TestDeliveryNeverHoldsTheSync(t *testing.T) {
 	before := len(h.rcv.Requests())
 
 	h.stopNotify()
-	h.startNotify()
+	h.startNotify(notifyOptions{})
 	time.Sleep(3 * time.Second) // three resyncs of the new controller
 	if after := len(h.rcv.Requests()); after != before {
 		t.Errorf("after a restart: %d requests, want %d (nothing sent twice)", after, before)

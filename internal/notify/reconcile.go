@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +33,7 @@ func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue)
 	parents := map[string][]string{}
 	for _, a := range apps {
 		for _, c := range childNames(a) {
-			parents[c] = append(parents[c], (&unstructured.Unstructured{Object: a}).GetName())
+			parents[c] = append(parents[c], a.Name)
 		}
 	}
 	seen := map[string]bool{obj.GetName(): true}
@@ -50,18 +51,13 @@ func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue)
 	}
 }
 
-// childNames lists the child Applications an app's status names, read
-// from the object as it is (this runs on every change of every app).
-func childNames(app map[string]any) []string {
-	ns, _, _ := unstructured.NestedString(app, "metadata", "namespace")
-	resources, _, _ := unstructured.NestedSlice(app, "status", "resources")
+// childNames lists the child Applications an app's status names (this
+// runs for every app on every change of any app).
+func childNames(app *v1alpha1.Application) []string {
 	var out []string
-	for _, r := range resources {
-		m, _ := r.(map[string]any)
-		if m["group"] == v1alpha1.Group && m["kind"] == v1alpha1.ApplicationKind && (m["namespace"] == nil || m["namespace"] == "" || m["namespace"] == ns) {
-			if name, _ := m["name"].(string); name != "" {
-				out = append(out, name)
-			}
+	for _, r := range app.Status.Resources {
+		if r.Group == v1alpha1.Group && r.Kind == v1alpha1.ApplicationKind && r.Name != "" && (r.Namespace == "" || r.Namespace == app.Namespace) {
+			out = append(out, r.Name)
 		}
 	}
 	return out
@@ -69,15 +65,14 @@ func childNames(app map[string]any) []string {
 
 // apps lists the Applications of a namespace from the cache, shared with
 // it: callers only read them.
-func (r *reconciler) apps(ctx context.Context, ns string) ([]map[string]any, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(appGVK.GroupVersion().WithKind("ApplicationList"))
-	if err := r.client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+func (r *reconciler) apps(ctx context.Context, ns string) ([]*v1alpha1.Application, error) {
+	list := &v1alpha1.ApplicationList{}
+	if err := r.appReader.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, 0, len(list.Items))
+	out := make([]*v1alpha1.Application, len(list.Items))
 	for i := range list.Items {
-		out = append(out, list.Items[i].Object)
+		out[i] = &list.Items[i]
 	}
 	return out, nil
 }
@@ -89,8 +84,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	log := logctx.From(ctx).With("app", req.Name)
 	ctx = logctx.With(ctx, log)
 	again := reconcile.Result{RequeueAfter: r.opts.Resync}
-	app := appObject()
-	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
+	typed := &v1alpha1.Application{}
+	if err := r.appReader.Get(ctx, req.NamespacedName, typed); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 			return reconcile.Result{}, nil
@@ -101,19 +96,23 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil || cfg == nil {
 		return again, err
 	}
-	if !syncStatusRefreshed(app) {
+	if !syncStatusRefreshed(typed) {
 		return again, nil // the app's next status write queues it
 	}
-	env := r.env(ctx, app)
-	st := r.state(req.NamespacedName, app)
-	out := cfg.config.Evaluate(app.Object, r.projectAnnotations(ctx, app), env, st.state, r.opts.Metrics)
+	app, err := appObject(typed)
+	if err != nil {
+		return again, err
+	}
+	env := r.env(ctx, typed)
+	st := r.state(req.NamespacedName, typed)
+	out := cfg.config.Evaluate(app.Object, r.projectAnnotations(ctx, typed), env, st.state, r.opts.Metrics)
 	for _, e := range out.Errors {
 		log.DebugContext(ctx, "trigger not evaluated", "err", e)
 	}
 	for _, p := range out.Send {
 		r.sender.send(ctx, r.delivery(cfg, app, env, p))
 	}
-	if err := r.writeState(ctx, app, st); err != nil {
+	if err := r.writeState(ctx, typed, st); err != nil {
 		return reconcile.Result{}, err
 	}
 	return again, nil
@@ -121,7 +120,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // state returns the app's notified state: the one remembered, or the
 // annotation's for an app seen first (after a restart).
-func (r *reconciler) state(key types.NamespacedName, app *unstructured.Unstructured) *appState {
+func (r *reconciler) state(key types.NamespacedName, app *v1alpha1.Application) *appState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.states[key]
@@ -141,7 +140,7 @@ func (r *reconciler) forget(key types.NamespacedName) {
 
 // writeState writes the notified annotation when it changed, with a
 // merge patch of that annotation only.
-func (r *reconciler) writeState(ctx context.Context, app *unstructured.Unstructured, st *appState) error {
+func (r *reconciler) writeState(ctx context.Context, app *v1alpha1.Application, st *appState) error {
 	v := st.state.Encode()
 	if v == st.written || (app.GetDeletionTimestamp() != nil && len(app.GetFinalizers()) == 0) {
 		return nil
@@ -151,7 +150,8 @@ func (r *reconciler) writeState(ctx context.Context, app *unstructured.Unstructu
 		value = nil
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationNotified: value}}})
-	if err := r.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+	target := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	if err := r.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -163,8 +163,8 @@ func (r *reconciler) writeState(ctx context.Context, app *unstructured.Unstructu
 
 // env gives the app's triggers and templates its project and the other
 // apps of its namespace.
-func (r *reconciler) env(ctx context.Context, app *unstructured.Unstructured) Env {
-	env := Env{Now: r.now, Apps: func() []map[string]any {
+func (r *reconciler) env(ctx context.Context, app *v1alpha1.Application) Env {
+	env := Env{Now: r.now, Apps: func() []*v1alpha1.Application {
 		apps, _ := r.apps(ctx, app.GetNamespace())
 		return apps
 	}}
@@ -174,17 +174,16 @@ func (r *reconciler) env(ctx context.Context, app *unstructured.Unstructured) En
 	return env
 }
 
-func (r *reconciler) project(ctx context.Context, app *unstructured.Unstructured) *unstructured.Unstructured {
-	name, _, _ := unstructured.NestedString(app.Object, "spec", "project")
+func (r *reconciler) project(ctx context.Context, app *v1alpha1.Application) *unstructured.Unstructured {
 	p := &unstructured.Unstructured{}
 	p.SetGroupVersionKind(projectGVK)
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: app.GetNamespace(), Name: cmp.Or(name, "default")}, p); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: cmp.Or(app.Spec.Project, "default")}, p); err != nil {
 		return nil
 	}
 	return p
 }
 
-func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.Unstructured) map[string]string {
+func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Application) map[string]string {
 	if p := r.project(ctx, app); p != nil {
 		return p.GetAnnotations()
 	}
@@ -196,7 +195,7 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.U
 // reported as the delivery's failure.
 func (r *reconciler) delivery(cfg *loadedConfig, app *unstructured.Unstructured, env Env, p Pending) delivery {
 	d := delivery{
-		app: app.DeepCopy(), trigger: p.Trigger, dest: p.Dest,
+		app: app, trigger: p.Trigger, dest: p.Dest,
 		policy: retryPolicy{}.withDefaults(), redact: cfg.config.Redact,
 	}
 	svc, err := cfg.service(p.Dest.Service, r.threads)
@@ -219,23 +218,23 @@ func (r *reconciler) delivery(cfg *loadedConfig, app *unstructured.Unstructured,
 // syncStatusRefreshed reports whether the app's sync status was compared
 // after its last operation ended, as Argo CD checks before notifying: a
 // sync's end is written before the comparison that follows it.
-func syncStatusRefreshed(app *unstructured.Unstructured) bool {
-	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
-	if phase != "Succeeded" && phase != "Failed" && phase != "Error" {
+func syncStatusRefreshed(app *v1alpha1.Application) bool {
+	op := app.Status.OperationState
+	if op == nil || !op.Phase.Completed() {
 		return true
 	}
-	finished, err := parseTime(app, "status", "operationState", "finishedAt")
-	if err != nil {
+	if op.FinishedAt == nil {
 		return false
 	}
-	reconciled, _ := parseTime(app, "status", "reconciledAt")
-	observed, _ := parseTime(app, "status", "observedAt")
-	return !finished.After(reconciled) || !finished.After(observed)
+	finished := op.FinishedAt.Time
+	return !finished.After(timeOf(app.Status.ReconciledAt)) || !finished.After(timeOf(app.Status.ObservedAt))
 }
 
-func parseTime(app *unstructured.Unstructured, path ...string) (time.Time, error) {
-	s, _, _ := unstructured.NestedString(app.Object, path...)
-	return time.Parse(time.RFC3339, s)
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
 }
 
 // recordConfigErrors records each key of the ConfigMap that cannot be

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -33,8 +35,8 @@ func TestCatalogTemplatesGolden(t *testing.T) {
 			app := loadApp(t, tc.app)
 			env := Env{Now: func() time.Time { return testNow }}
 			if tc.apps != "" {
-				all := loadObjects(t, tc.apps)
-				env.Apps = func() []map[string]any { return all }
+				all := loadApps(t, tc.apps)
+				env.Apps = func() []*v1alpha1.Application { return all }
 			}
 			vars := cfg.Vars(app, env, Destination{})
 			rendered := map[string]map[string]*Notification{}

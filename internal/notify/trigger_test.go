@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kubeyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // testNow is the clock of the fixtures: ten minutes after app-f started
@@ -40,6 +42,16 @@ func loadObjects(t testing.TB, path string) []map[string]any {
 			out = append(out, obj)
 		}
 	}
+}
+
+// loadApps reads the Applications of a YAML file under testdata, typed.
+func loadApps(t testing.TB, path string) []*v1alpha1.Application {
+	t.Helper()
+	var out []*v1alpha1.Application
+	for _, o := range loadObjects(t, path) {
+		out = append(out, toApp(o))
+	}
+	return out
 }
 
 func loadApp(t testing.TB, path string) map[string]any {
@@ -84,8 +96,8 @@ func TestCatalogTriggers(t *testing.T) {
 			app := loadApp(t, tc.app)
 			env := Env{Now: func() time.Time { return testNow }}
 			if tc.apps != "" {
-				all := loadObjects(t, tc.apps)
-				env.Apps = func() []map[string]any { return all }
+				all := loadApps(t, tc.apps)
+				env.Apps = func() []*v1alpha1.Application { return all }
 			}
 			vars := cfg.Vars(app, env, Destination{})
 			var got []string

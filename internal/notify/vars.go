@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // Env is what triggers and templates see besides the app: the AppProject,
@@ -17,7 +19,7 @@ type Env struct {
 	Now func() time.Time
 	// Apps lists the Applications of the app's namespace, for the wavecd
 	// functions that look at parents and children (nil: none).
-	Apps func() []map[string]any
+	Apps func() []*v1alpha1.Application
 }
 
 // Vars builds the variables of a trigger or a template for app, as Argo

@@ -27,9 +27,7 @@ func wavecdFuncs(app map[string]any, env Env, now func() time.Time) map[string]a
 		"Bootstrap": func() Bootstrap {
 			var all []*v1alpha1.Application
 			if env.Apps != nil {
-				for _, o := range env.Apps() {
-					all = append(all, toApp(o))
-				}
+				all = env.Apps()
 			}
 			return BootstrapOf(typed(), all)
 		},

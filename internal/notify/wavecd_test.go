@@ -76,14 +76,7 @@ func TestDependencyWaitOf(t *testing.T) {
 // TestBootstrapOf times a root app of apps and its waves from the apps'
 // own status timestamps.
 func TestBootstrapOf(t *testing.T) {
-	apps := func(path string) []*v1alpha1.Application {
-		var out []*v1alpha1.Application
-		for _, o := range loadObjects(t, path) {
-			out = append(out, toApp(o))
-		}
-		return out
-	}
-	complete := apps("bootstrap/complete.yaml")
+	complete := loadApps(t, "bootstrap/complete.yaml")
 	at := func(s int) time.Time { return time.Date(2026, 3, 1, 10, 0, s, 0, time.UTC) }
 	for name, tc := range map[string]struct {
 		app  *v1alpha1.Application
@@ -108,21 +101,21 @@ func TestBootstrapOf(t *testing.T) {
 			}
 		})
 	}
-	running := apps("bootstrap/running.yaml")
+	running := loadApps(t, "bootstrap/running.yaml")
 	if b := BootstrapOf(running[0], running); !b.Root || b.Complete {
 		t.Errorf("root while app-b syncs: Root %v Complete %v, want a root not complete", b.Root, b.Complete)
 	}
-	failed := apps("bootstrap/complete.yaml")
+	failed := loadApps(t, "bootstrap/complete.yaml")
 	failed[2].Status.OperationState.Phase = v1alpha1.OperationFailed
 	if b := BootstrapOf(failed[0], failed); b.Complete {
 		t.Errorf("root whose child app-b's last sync failed: complete")
 	}
-	stale := apps("bootstrap/complete.yaml")
+	stale := loadApps(t, "bootstrap/complete.yaml")
 	stale[0].Status.Sync.Revision = "5a6b7c"
 	if b := BootstrapOf(stale[0], stale); b.Complete {
 		t.Errorf("root at a commit its children (same repository) were not compared with: complete")
 	}
-	missingChild := apps("bootstrap/complete.yaml")[:2]
+	missingChild := loadApps(t, "bootstrap/complete.yaml")[:2]
 	if b := BootstrapOf(missingChild[0], missingChild); b.Complete {
 		t.Errorf("root whose child app-b does not exist yet: complete")
 	}

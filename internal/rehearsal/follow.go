@@ -132,14 +132,16 @@ func runControllers(ctx context.Context, cfg *rest.Config, c controllerSetup, fa
 	if err != nil {
 		return nil, err
 	}
-	sets, err := appset.New(cfg, appset.Options{Namespace: Namespace, Mirrors: c.mirrors, CacheDir: filepath.Join(c.cacheDir, "applicationsets")})
+	sets, err := appset.New(cfg, appset.Options{
+		Namespace: Namespace, Mirrors: c.mirrors, CacheDir: filepath.Join(c.cacheDir, "applicationsets"), Apps: ctrl.AppCache(),
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := ctrl.Add(sets); err != nil {
 		return nil, err
 	}
-	notifications, err := notify.New(cfg, notify.Options{Namespace: Namespace})
+	notifications, err := notify.New(cfg, notify.Options{Namespace: Namespace, Apps: ctrl.AppCache()})
 	if err != nil {
 		return nil, err
 	}
