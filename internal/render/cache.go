@@ -16,11 +16,33 @@ import (
 // a hash of the source spec and the destination capabilities. A result is
 // deep-copied when stored; a hit shares the stored objects (see Result), so
 // it costs microseconds.
+//
+// It is bounded by the bytes of manifests its results were rendered from
+// as much as by entries: an installation of many small apps keeps each
+// app's render (a periodic refresh then renders nothing), one of a few
+// big charts keeps as many as fit.
 type Cache struct {
-	mu    sync.Mutex
-	max   int
-	ll    *list.List
-	items map[string]*list.Element
+	mu     sync.Mutex
+	limits CacheLimits
+	bytes  int64
+	ll     *list.List
+	items  map[string]*list.Element
+}
+
+// Default bounds of the render cache: about one entry per source of
+// every app of a big installation, and tens of MiB of manifests.
+const (
+	DefaultCacheEntries       = 20000
+	DefaultCacheBytes   int64 = 32 << 20
+)
+
+// CacheLimits bound a Cache; an entry is evicted, least recently used
+// first, while either is exceeded (the newest entry is always kept).
+type CacheLimits struct {
+	// Entries is the most results kept.
+	Entries int
+	// Bytes is the most bytes of rendered manifests (Result.Size) kept.
+	Bytes int64
 }
 
 type cacheEntry struct {
@@ -28,9 +50,9 @@ type cacheEntry struct {
 	res *Result
 }
 
-// NewCache returns a cache holding at most max results.
-func NewCache(max int) *Cache {
-	return &Cache{max: max, ll: list.New(), items: map[string]*list.Element{}}
+// NewCache returns a cache within limits; a zero limit is no limit.
+func NewCache(limits CacheLimits) *Cache {
+	return &Cache{limits: limits, ll: list.New(), items: map[string]*list.Element{}}
 }
 
 // Get returns the result stored under key. Its slices are fresh, its
@@ -56,16 +78,26 @@ func (c *Cache) Put(key string, res *Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		el.Value.(*cacheEntry).res = stored
+		e := el.Value.(*cacheEntry)
+		c.bytes += stored.Size - e.res.Size
+		e.res = stored
 		c.ll.MoveToFront(el)
-		return
+	} else {
+		c.items[key] = c.ll.PushFront(&cacheEntry{key: key, res: stored})
+		c.bytes += stored.Size
 	}
-	c.items[key] = c.ll.PushFront(&cacheEntry{key: key, res: stored})
-	for c.ll.Len() > c.max {
+	for c.ll.Len() > 1 && c.over() {
 		last := c.ll.Back()
 		c.ll.Remove(last)
-		delete(c.items, last.Value.(*cacheEntry).key)
+		e := last.Value.(*cacheEntry)
+		delete(c.items, e.key)
+		c.bytes -= e.res.Size
 	}
+}
+
+// over reports whether the cache holds more than its limits allow.
+func (c *Cache) over() bool {
+	return c.limits.Entries > 0 && c.ll.Len() > c.limits.Entries || c.limits.Bytes > 0 && c.bytes > c.limits.Bytes
 }
 
 // Len is the number of cached results.

@@ -102,7 +102,7 @@ func TestRenderCache(t *testing.T) {
 }
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
-	c := NewCache(2)
+	c := NewCache(CacheLimits{Entries: 2})
 	c.Put("a", &Result{Warnings: []string{"a"}})
 	c.Put("b", &Result{Warnings: []string{"b"}})
 	c.Get("a")
@@ -112,6 +112,39 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	_, hasC := c.Get("c")
 	if diff := cmp.Diff([]bool{true, false, true}, []bool{hasA, hasB, hasC}); diff != "" {
 		t.Errorf("present a, b, c (-want +got):\n%s", diff)
+	}
+}
+
+// TestCacheBoundedByBytes: results are evicted, least recently used
+// first, once the bytes they were rendered from exceed the bound; a
+// result bigger than the bound alone is kept until the next one comes,
+// and a result stored again under its key is counted once.
+func TestCacheBoundedByBytes(t *testing.T) {
+	c := NewCache(CacheLimits{Entries: 100, Bytes: 1000})
+	present := func(keys ...string) []bool { // without touching the order
+		var out []bool
+		for _, k := range keys {
+			_, ok := c.items[k]
+			out = append(out, ok)
+		}
+		return out
+	}
+	for _, step := range []struct {
+		put  string
+		size int64
+		want []bool // a, b, c, d
+	}{
+		{put: "a", size: 400, want: []bool{true, false, false, false}},
+		{put: "b", size: 400, want: []bool{true, true, false, false}},
+		{put: "a", size: 500, want: []bool{true, true, false, false}}, // 900 bytes
+		{put: "c", size: 200, want: []bool{true, false, true, false}}, // b least recently used
+		{put: "d", size: 5000, want: []bool{false, false, false, true}},
+		{put: "a", size: 10, want: []bool{true, false, false, false}},
+	} {
+		c.Put(step.put, &Result{Size: step.size})
+		if diff := cmp.Diff(step.want, present("a", "b", "c", "d")); diff != "" {
+			t.Fatalf("after %s (%d bytes): present a, b, c, d (-want +got):\n%s", step.put, step.size, diff)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -17,9 +18,12 @@ type EngineOptions struct {
 	Repos *source.Repos
 	// Charts fetches charts from Helm repositories; nil disables them.
 	Charts *source.Charts
-	// CacheSize bounds the render cache in entries (default 512; a negative
-	// value disables the cache).
+	// CacheSize bounds the render cache in entries (default
+	// DefaultCacheEntries; a negative value disables the cache).
 	CacheSize int
+	// CacheBytes bounds the render cache in bytes of rendered manifests
+	// (default DefaultCacheBytes).
+	CacheBytes int64
 	// Plugins are the Config Management Plugins; nil means none.
 	Plugins *plugin.Set
 }
@@ -37,10 +41,7 @@ type Engine struct {
 
 // NewEngine returns an Engine.
 func NewEngine(opts EngineOptions) *Engine {
-	size := opts.CacheSize
-	if size == 0 {
-		size = 512
-	}
+	size := cmp.Or(opts.CacheSize, DefaultCacheEntries)
 	e := &Engine{
 		repos:   opts.Repos,
 		charts:  opts.Charts,
@@ -53,7 +54,7 @@ func NewEngine(opts EngineOptions) *Engine {
 		},
 	}
 	if size > 0 {
-		e.cache = NewCache(size)
+		e.cache = NewCache(CacheLimits{Entries: size, Bytes: cmp.Or(opts.CacheBytes, DefaultCacheBytes)})
 	}
 	return e
 }
