@@ -42,8 +42,8 @@ func (p *Patch) Quiet(maxAge time.Duration, now func() time.Time) {
 	p.quietMaxAge, p.now = maxAge, now
 }
 
-// Flush writes the pending change, if any; the app then holds what the
-// API server returned. A change that removes annotations (the refresh
+// Flush writes the pending change, if any; the app then holds what was
+// written, with the metadata the API server returned. A change that removes annotations (the refresh
 // request) is written only over the app as read: when the app changed
 // since, an annotation that now holds another value is kept, so a refresh
 // asked for again meanwhile is not lost.

@@ -139,6 +139,18 @@ func TestFlush(t *testing.T) {
 			); diff != "" {
 				t.Errorf("after the flush (-want +got):\n%s", diff)
 			}
+			if tc.writes == 0 {
+				return
+			}
+			// The flushed app is what was written, with the API server's
+			// metadata: another writer's label, the new resourceVersion.
+			mine := p.App()
+			if diff := cmp.Diff(
+				map[string]any{"rv": got.ResourceVersion, "labels": got.Labels, "annotations": got.Annotations, "health": got.Status.Health.Status, "managedFields": 0},
+				map[string]any{"rv": mine.ResourceVersion, "labels": mine.Labels, "annotations": mine.Annotations, "health": mine.Status.Health.Status, "managedFields": len(mine.ManagedFields)},
+			); diff != "" {
+				t.Errorf("the flushed app and the API server's (-server +flushed):\n%s", diff)
+			}
 		})
 	}
 }
