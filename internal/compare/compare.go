@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -215,10 +216,18 @@ func predictorFor(tgt *destination.Target, app *v1alpha1.Application) func(live 
 	return func(live *unstructured.Unstructured) diff.Predictor { return tgt.Predictor(mode, live) }
 }
 
+// logDrift logs an object out of sync with its diff, at debug level: the
+// text is made only when that is logged.
 func logDrift(ctx context.Context, d objectDiff) objectDiff {
-	if d.res.Status == diff.OutOfSync {
-		logctx.From(ctx).Debug("out of sync", "object", d.res.GVK.Kind+"/"+d.res.Name, "diff", d.res.Text)
+	log := logctx.From(ctx)
+	if d.res.Status != diff.OutOfSync || !log.Enabled(ctx, slog.LevelDebug) {
+		return d
 	}
+	res, err := d.res.WithText()
+	if err != nil {
+		res.Text = err.Error()
+	}
+	log.DebugContext(ctx, "out of sync", "object", res.GVK.Kind+"/"+res.Name, "diff", res.Text)
 	return d
 }
 

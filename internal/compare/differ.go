@@ -94,17 +94,21 @@ func (d *Differ) diff(ctx context.Context, app *v1alpha1.Application, local stri
 	if err != nil {
 		return nil, err
 	}
-	return OutOfSync(result.Diffs), nil
+	return OutOfSync(result.Diffs)
 }
 
 // OutOfSync returns the results that differ, sorted by group, kind,
-// namespace and name, with Secret values masked in Live and Predicted as
-// they are in Text.
-func OutOfSync(results []diff.Result) []diff.Result {
+// namespace and name, with their Text, and Secret values masked in Live
+// and Predicted as they are in Text.
+func OutOfSync(results []diff.Result) ([]diff.Result, error) {
 	var out []diff.Result
 	for _, d := range results {
 		if d.Status != diff.OutOfSync {
 			continue
+		}
+		d, err := d.WithText()
+		if err != nil {
+			return nil, fmt.Errorf("diff %s %s/%s: %w", d.GVK.Kind, d.Namespace, d.Name, err)
 		}
 		if diff.IsSecret(d.GVK.GroupKind()) {
 			masks := map[string]string{} // Text is masked already, with masks of its own
@@ -116,5 +120,5 @@ func OutOfSync(results []diff.Result) []diff.Result {
 		a, b := out[i], out[j]
 		return strings.Join([]string{a.GVK.Group, a.GVK.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.GVK.Group, b.GVK.Kind, b.Namespace, b.Name}, "/")
 	})
-	return out
+	return out, nil
 }

@@ -46,10 +46,33 @@ type Result struct {
 	// Predicted and Live are the normalized objects compared; nil when absent.
 	Predicted *unstructured.Unstructured
 	Live      *unstructured.Unstructured
-	// Text is a unified diff from live to predicted; empty when Synced.
-	// A Secret's values are masked in it (MaskSecretValues), so it may be
-	// logged or shown.
+	// Text is a unified diff from live to predicted, empty when Synced,
+	// or why the comparison failed. Compare and Extra leave it empty (the
+	// controller compares every object of every app and shows no text);
+	// WithText fills it. A Secret's values are masked in it
+	// (MaskSecretValues), so it may be logged or shown.
 	Text string
+}
+
+// WithText returns r with Text filled in: the unified diff of an object
+// out of sync. A Text set already (a failed comparison's reason) is kept.
+func (r Result) WithText() (Result, error) {
+	if r.Status != OutOfSync || r.Text != "" {
+		return r, nil
+	}
+	live, predicted := r.Live, r.Predicted
+	if IsSecret(r.GVK.GroupKind()) {
+		// The text goes to logs, events and API responses: it never holds
+		// a value. Shared masks still show which keys changed.
+		masks := map[string]string{}
+		live, predicted = MaskSecretValues(live, masks), MaskSecretValues(predicted, masks)
+	}
+	text, err := unified(live, predicted)
+	if err != nil {
+		return r, err
+	}
+	r.Text = text
+	return r, nil
 }
 
 // Options configure Compare.
@@ -100,20 +123,11 @@ func finish(res Result) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Status = OutOfSync
 	if equal {
 		res.Status = Synced
-		return res, nil
 	}
-	res.Status = OutOfSync
-	live, predicted := res.Live, res.Predicted
-	if IsSecret(res.GVK.GroupKind()) {
-		// The text goes to logs, events and API responses: it never holds
-		// a value. Shared masks still show which keys changed.
-		masks := map[string]string{}
-		live, predicted = MaskSecretValues(live, masks), MaskSecretValues(predicted, masks)
-	}
-	res.Text, err = unified(live, predicted)
-	return res, err
+	return res, nil
 }
 
 // sameJSON compares two objects by their JSON encoding, which treats the

@@ -98,6 +98,12 @@ func TestCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if res.Text != "" {
+				t.Errorf("Compare() wrote a text: %q", res.Text)
+			}
+			if res, err = res.WithText(); err != nil {
+				t.Fatal(err)
+			}
 			if res.Status != tc.want || res.Missing != tc.noLive {
 				t.Errorf("Compare() = %s (missing %v), want %s (missing %v)\n%s", res.Status, res.Missing, tc.want, tc.noLive, res.Text)
 			}
@@ -116,6 +122,9 @@ func TestCompare(t *testing.T) {
 func TestExtra(t *testing.T) {
 	res, err := Extra(load(t, "live.yaml"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = res.WithText(); err != nil {
 		t.Fatal(err)
 	}
 	if !res.Extra || res.Status != OutOfSync || !strings.Contains(res.Text, "-  replicas: 5") {

@@ -98,6 +98,9 @@ func diffStatuses(t *testing.T, ctx context.Context, run *syncRun, desired []*un
 			return run.cluster.Apply(ctx, obj, opts)
 		})
 		res, err := diff.Compare(ctx, task.Object, live, diff.Options{Predictor: predict})
+		if err == nil {
+			res, err = res.WithText()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
