@@ -3,6 +3,7 @@ package compare
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -20,6 +21,7 @@ func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1a
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l
 	}
+	desired := desiredByKey(cmp.Desired)
 	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.Diffs))
 	hres := make([]health.Resource, 0, len(cmp.Diffs))
 	cmp.Sync = v1alpha1.SyncStatusCodeSynced
@@ -28,7 +30,7 @@ func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1a
 		live := liveByKey[refKey(gk, d.Namespace, d.Name)]
 		rs := v1alpha1.ResourceStatus{
 			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
-			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(desiredOrLive(cmp, d, live))),
+			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(cmp.desiredOr(desired, refKey(gk, d.Namespace, d.Name), live))),
 		}
 		if d.Status == diff.OutOfSync && !(d.Extra && live != nil && HasCompareOption(live.GetAnnotations(), "IgnoreExtraneous")) {
 			cmp.Sync = v1alpha1.SyncStatusCodeOutOfSync
@@ -42,50 +44,80 @@ func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1a
 			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}
 		}
 	}
-	out = append(out, hookStatuses(cmp)...)
-	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
+	out = append(out, hookStatuses(cmp, desired)...)
+	sortResources(out)
 	return out, agg
+}
+
+// desiredByKey indexes objects by group, kind, namespace and name; the
+// first of a key wins.
+func desiredByKey(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	out := make(map[string]*unstructured.Unstructured, len(objs))
+	for _, o := range objs {
+		if k := objKey(o); out[k] == nil {
+			out[k] = o
+		}
+	}
+	return out
+}
+
+// desiredOr returns the desired object of key, else live: the object
+// whose sync wave the status shows.
+func (cmp *Comparison) desiredOr(desired map[string]*unstructured.Unstructured, key string, live *unstructured.Unstructured) *unstructured.Unstructured {
+	if o := desired[key]; o != nil {
+		return o
+	}
+	return live
 }
 
 // hookStatuses lists the app's live hooks as Argo CD does: marked hook,
 // with the wave of the hook in Git of the same name (else the live copy's),
 // and no sync status or health of their own.
-func hookStatuses(cmp *Comparison) []v1alpha1.ResourceStatus {
+func hookStatuses(cmp *Comparison, desired map[string]*unstructured.Unstructured) []v1alpha1.ResourceStatus {
 	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.Hooks))
 	for _, l := range cmp.Hooks {
 		gvk := l.GroupVersionKind()
 		out = append(out, v1alpha1.ResourceStatus{
 			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: l.GetNamespace(), Name: l.GetName(),
-			Hook: true, SyncWave: int64(hook.Wave(desiredOrLive(cmp, diff.Result{GVK: gvk, Namespace: l.GetNamespace(), Name: l.GetName()}, l))),
+			Hook: true, SyncWave: int64(hook.Wave(cmp.desiredOr(desired, objKey(l), l))),
 		})
 	}
 	return out
 }
 
-func desiredOrLive(cmp *Comparison, d diff.Result, live *unstructured.Unstructured) *unstructured.Unstructured {
-	for _, o := range cmp.Desired {
-		if o.GetName() == d.Name && o.GetNamespace() == d.Namespace && o.GroupVersionKind().GroupKind() == d.GVK.GroupKind() {
-			return o
+// sortResources orders status.resources by sync wave, then by
+// group/kind/namespace/name (each key made once, not per comparison).
+func sortResources(rs []v1alpha1.ResourceStatus) {
+	type keyed struct {
+		key string
+		rs  v1alpha1.ResourceStatus
+	}
+	ks := make([]keyed, len(rs))
+	for i, r := range rs {
+		ks[i] = keyed{key: r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name, rs: r}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.rs.SyncWave < b.rs.SyncWave:
+			return -1
+		case a.rs.SyncWave > b.rs.SyncWave:
+			return 1
 		}
+		return strings.Compare(a.key, b.key)
+	})
+	for i := range ks {
+		rs[i] = ks[i].rs
 	}
-	return live
-}
-
-func resourceLess(a, b v1alpha1.ResourceStatus) bool {
-	if a.SyncWave != b.SyncWave {
-		return a.SyncWave < b.SyncWave
-	}
-	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
-	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
-	return ka < kb
 }
 
 // Images lists the container images of the desired workloads, sorted.
 func (cmp *Comparison) Images() []string {
+	seen := map[string]bool{}
 	var out []string
 	for _, o := range cmp.Desired {
 		for _, img := range kube.ContainerImages(o) {
-			if !slices.Contains(out, img) {
+			if !seen[img] {
+				seen[img] = true
 				out = append(out, img)
 			}
 		}
