@@ -208,8 +208,12 @@ func (e *Executor) currentStep(st *State) []int {
 
 // isFinal reports whether step is the last one with work left.
 func (e *Executor) isFinal(st *State, step []int) bool {
+	inStep := make([]bool, len(st.Tasks))
+	for _, i := range step {
+		inStep[i] = true
+	}
 	for i, t := range st.Tasks {
-		if !slices.Contains(step, i) && t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal() {
+		if !inStep[i] && t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal() {
 			return false
 		}
 	}
