@@ -133,6 +133,14 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	})); err != nil {
 		return nil, fmt.Errorf("watch applications: %w", err)
 	}
+	// Unconfigured, apps are not looked at again; the settings appearing
+	// or changing look at every app.
+	if err := ctrl.Watch(ctrlsource.Kind(c, client.Object(&corev1.ConfigMap{}), handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { rec.settingsChanged(ctx, e.Object, q) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) { rec.settingsChanged(ctx, e.ObjectNew, q) },
+	})); err != nil {
+		return nil, fmt.Errorf("watch %s: %w", ConfigMapName, err)
+	}
 	return &Controller{cache: c, ctrl: ctrl, rec: rec, events: core.Events("")}, nil
 }
 

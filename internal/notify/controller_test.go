@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -48,6 +49,14 @@ type harness struct {
 
 func start(t *testing.T, data map[string]string) *harness {
 	t.Helper()
+	return startWith(t, data, notifyOptions{shared: true})
+}
+
+// startWith is start with the notifications controller started as o
+// says; without data there is no argocd-notifications-cm (configure adds
+// it).
+func startWith(t *testing.T, data map[string]string, o notifyOptions) *harness {
+	t.Helper()
 	env := testenv.Get(t)
 	crdsOnce.Do(func() {
 		ext, err := apiextensions.NewForConfig(env.Config)
@@ -62,22 +71,31 @@ func start(t *testing.T, data map[string]string) *harness {
 	h.repo = testenv.NewGitRepo(t, map[string]string{
 		"web/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  version: \"1\"\n",
 	})
-	withCatalog, err := notify.WithCatalog(data)
-	if err != nil {
-		t.Fatal(err)
+	if data != nil {
+		h.configure(data)
 	}
-	for k, v := range withCatalog {
-		withCatalog[k] = strings.ReplaceAll(v, "RECEIVER", h.rcv.URL)
-	}
-	h.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.ConfigMapName}, Data: withCatalog})
 	apps, err := controller.New(env.Config, controller.Options{Namespace: h.ns, InstallationID: h.ns, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.apps = apps
 	h.run("application controller", apps.Start)
-	h.startNotify(notifyOptions{shared: true})
+	h.startNotify(o)
 	return h
+}
+
+// configure creates argocd-notifications-cm with data and the catalog,
+// RECEIVER standing for the receiver's URL.
+func (h *harness) configure(data map[string]string) {
+	h.t.Helper()
+	withCatalog, err := notify.WithCatalog(data)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for k, v := range withCatalog {
+		withCatalog[k] = strings.ReplaceAll(v, "RECEIVER", h.rcv.URL)
+	}
+	h.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.ConfigMapName}, Data: withCatalog})
 }
 
 // notifyOptions say how startNotify starts the notifications controller.
@@ -85,11 +103,13 @@ type notifyOptions struct {
 	// shared reads the apps from the Application controller's cache;
 	// without it the notifications controller keeps its own.
 	shared bool
+	// resync is Options.Resync (default a second).
+	resync time.Duration
 }
 
 // startNotify starts a notifications controller; stopNotify stops it.
 func (h *harness) startNotify(o notifyOptions) {
-	opts := notify.Options{Namespace: h.ns, Resync: time.Second, Metrics: h.metrics}
+	opts := notify.Options{Namespace: h.ns, Resync: cmp.Or(o.resync, time.Second), Metrics: h.metrics}
 	if o.shared {
 		opts.Apps = h.apps.AppCache()
 	}
@@ -281,4 +301,18 @@ func filterCount(reqs []notifytest.Request, match func(notifytest.Request) bool)
 		}
 	}
 	return n
+}
+
+// TestConfiguredLater: apps that exist before argocd-notifications-cm
+// are looked at when it appears, not at a resync: an unconfigured
+// controller does not look at apps again.
+func TestConfiguredLater(t *testing.T) {
+	h := startWith(t, nil, notifyOptions{shared: true, resync: time.Hour})
+	h.app("web", map[string]string{"notifications.argoproj.io/subscribe.on-deployed.hook": ""})
+	h.eventually(90*time.Second, "web Synced and Healthy", func() bool { return settled(h.get("web")) })
+	if n := len(h.rcv.Requests()); n != 0 {
+		t.Fatalf("%d requests without notification settings", n)
+	}
+	h.configure(map[string]string{"service.webhook.hook": "url: RECEIVER/hooks"})
+	h.rcv.WaitFor(t, 1, 30*time.Second, func(q notifytest.Request) bool { return strings.Contains(string(q.Body), "now runs revision") })
 }

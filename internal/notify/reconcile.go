@@ -51,6 +51,22 @@ func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue)
 	}
 }
 
+// settingsChanged queues every app of the namespace when
+// argocd-notifications-cm appears or changes.
+func (r *reconciler) settingsChanged(ctx context.Context, obj client.Object, q queue) {
+	if obj.GetName() != ConfigMapName || obj.GetNamespace() != r.opts.Namespace {
+		return
+	}
+	apps, err := r.apps(ctx, obj.GetNamespace())
+	if err != nil {
+		logctx.From(ctx).WarnContext(ctx, "applications not listed for the new notification settings", "err", err)
+		return
+	}
+	for _, a := range apps {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(a)})
+	}
+}
+
 // childNames lists the child Applications an app's status names (this
 // runs for every app on every change of any app).
 func childNames(app *v1alpha1.Application) []string {
@@ -93,8 +109,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	cfg, err := r.loadConfig(ctx, req.Namespace)
-	if err != nil || cfg == nil {
+	if err != nil {
 		return again, err
+	}
+	if cfg == nil {
+		// Nothing to send: settingsChanged looks again once there is.
+		return reconcile.Result{}, nil
 	}
 	if !syncStatusRefreshed(typed) {
 		return again, nil // the app's next status write queues it
