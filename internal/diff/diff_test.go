@@ -33,12 +33,17 @@ func fixed(obj *unstructured.Unstructured) Predictor {
 }
 
 func TestNormalize(t *testing.T) {
-	got, err := Normalize(load(t, "live.yaml"), nil, nil)
+	live := load(t, "live.yaml")
+	got, err := Normalize(live, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(load(t, "normalized-live.yaml").Object, got.Object); diff != "" {
 		t.Errorf("Normalize() (-want +got):\n%s", diff)
+	}
+	got.Object["spec"].(map[string]any)["replicas"] = int64(9)
+	if diff := cmp.Diff(load(t, "live.yaml").Object, live.Object); diff != "" {
+		t.Errorf("Normalize() or a change to its result changed its input (-want +got):\n%s", diff)
 	}
 }
 

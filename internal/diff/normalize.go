@@ -2,6 +2,7 @@ package diff
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // annotationLastApplied is client-side apply's record of the last apply.
@@ -13,11 +14,17 @@ const annotationLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // annotation), then with the fields the rules ignore removed. live is the
 // object whose managedFields say which fields managedFieldsManagers own.
 func Normalize(obj, live *unstructured.Unstructured, rules []IgnoreRule) (*unstructured.Unstructured, error) {
-	out := obj.DeepCopy()
+	// A copy without the status, which is never compared: copying it first
+	// was most of the work for an object with a big one (an Application).
+	out := &unstructured.Unstructured{Object: make(map[string]any, len(obj.Object))}
+	for k, v := range obj.Object {
+		if k != "status" {
+			out.Object[k] = runtime.DeepCopyJSONValue(v)
+		}
+	}
 	for _, field := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
 		unstructured.RemoveNestedField(out.Object, "metadata", field)
 	}
-	unstructured.RemoveNestedField(out.Object, "status")
 	if annotations := out.GetAnnotations(); annotations != nil {
 		delete(annotations, annotationLastApplied)
 		out.SetAnnotations(annotations)
