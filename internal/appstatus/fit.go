@@ -3,13 +3,11 @@ package appstatus
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // StatusBudget is the size an Application may take when written: etcd
@@ -46,7 +44,7 @@ func Fit(app *v1alpha1.Application, budget int, now time.Time) {
 	}
 	if size <= budget {
 		if !stillTruncated(st) {
-			clearTruncated(st)
+			application.ClearCondition(st, v1alpha1.ApplicationConditionStatusTruncated)
 		}
 		return
 	}
@@ -80,7 +78,7 @@ func Fit(app *v1alpha1.Application, budget int, now time.Time) {
 	if nOut > 0 {
 		st.OperationState.SyncResult.Resources = filter(results, keepOut)
 	}
-	setTruncated(st, truncatedMessage(len(st.Resources), nRes, len(syncResults(st)), nOut), now)
+	application.SetCondition(st, v1alpha1.ApplicationConditionStatusTruncated, truncatedMessage(len(st.Resources), nRes, len(syncResults(st)), nOut), now)
 }
 
 // entries is one list Fit chooses from.
@@ -184,33 +182,6 @@ func truncatedSize(st *v1alpha1.ApplicationStatus) int {
 		}
 	}
 	return 0
-}
-
-func setTruncated(st *v1alpha1.ApplicationStatus, message string, now time.Time) {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1alpha1.ApplicationConditionStatusTruncated {
-			if st.Conditions[i].Message != message {
-				st.Conditions[i].Message, st.Conditions[i].LastTransitionTime = message, &metav1.Time{Time: now}
-			}
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, v1alpha1.ApplicationCondition{
-		Type: v1alpha1.ApplicationConditionStatusTruncated, Message: message, LastTransitionTime: &metav1.Time{Time: now},
-	})
-}
-
-func clearTruncated(st *v1alpha1.ApplicationStatus) {
-	i := slices.IndexFunc(st.Conditions, func(c v1alpha1.ApplicationCondition) bool {
-		return c.Type == v1alpha1.ApplicationConditionStatusTruncated
-	})
-	if i < 0 {
-		return
-	}
-	st.Conditions = slices.Delete(st.Conditions, i, i+1)
-	if len(st.Conditions) == 0 {
-		st.Conditions = nil
-	}
 }
 
 // shortenMessages cuts every list entry's message to messageMax bytes,

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -490,27 +489,10 @@ func (c *settingsCache) get(ctx context.Context, cl client.Client, opts Options)
 }
 
 func setCondition(st *v1alpha1.ApplicationStatus, typ, message string, now time.Time) {
-	t := metav1.NewTime(now)
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			if st.Conditions[i].Message != message {
-				st.Conditions[i].Message, st.Conditions[i].LastTransitionTime = message, &t
-			}
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, v1alpha1.ApplicationCondition{Type: typ, Message: message, LastTransitionTime: &t})
+	application.SetCondition(st, typ, message, now)
 }
 
-func clearCondition(st *v1alpha1.ApplicationStatus, typ string) {
-	out := st.Conditions[:0]
-	for _, c := range st.Conditions {
-		if c.Type != typ {
-			out = append(out, c)
-		}
-	}
-	st.Conditions = out
-}
+func clearCondition(st *v1alpha1.ApplicationStatus, typ string) { application.ClearCondition(st, typ) }
 
 func latest(a, b time.Time) time.Time {
 	if a.After(b) {
