@@ -30,7 +30,7 @@ func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1a
 		live := liveByKey[refKey(gk, d.Namespace, d.Name)]
 		rs := v1alpha1.ResourceStatus{
 			Group: d.GVK.Group, Version: d.GVK.Version, Kind: d.GVK.Kind, Namespace: d.Namespace, Name: d.Name,
-			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(cmp.desiredOr(desired, refKey(gk, d.Namespace, d.Name), live))),
+			Status: v1alpha1.SyncStatusCode(d.Status), RequiresPruning: d.Extra, SyncWave: int64(hook.Wave(desiredOr(desired, refKey(gk, d.Namespace, d.Name), live))),
 		}
 		if d.Status == diff.OutOfSync && !(d.Extra && live != nil && HasCompareOption(live.GetAnnotations(), "IgnoreExtraneous")) {
 			cmp.Sync = v1alpha1.SyncStatusCodeOutOfSync
@@ -44,7 +44,7 @@ func resourceStatuses(cmp *Comparison, s *Settings, eps health.Endpoints) ([]v1a
 			out[i].Health = &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(st.Status), Message: st.Message}
 		}
 	}
-	out = append(out, hookStatuses(cmp, desired)...)
+	out = append(out, hookStatuses(cmp.Hooks, desired)...)
 	sortResources(out)
 	return out, agg
 }
@@ -63,7 +63,7 @@ func desiredByKey(objs []*unstructured.Unstructured) map[string]*unstructured.Un
 
 // desiredOr returns the desired object of key, else live: the object
 // whose sync wave the status shows.
-func (cmp *Comparison) desiredOr(desired map[string]*unstructured.Unstructured, key string, live *unstructured.Unstructured) *unstructured.Unstructured {
+func desiredOr(desired map[string]*unstructured.Unstructured, key string, live *unstructured.Unstructured) *unstructured.Unstructured {
 	if o := desired[key]; o != nil {
 		return o
 	}
@@ -73,13 +73,13 @@ func (cmp *Comparison) desiredOr(desired map[string]*unstructured.Unstructured, 
 // hookStatuses lists the app's live hooks as Argo CD does: marked hook,
 // with the wave of the hook in Git of the same name (else the live copy's),
 // and no sync status or health of their own.
-func hookStatuses(cmp *Comparison, desired map[string]*unstructured.Unstructured) []v1alpha1.ResourceStatus {
-	out := make([]v1alpha1.ResourceStatus, 0, len(cmp.Hooks))
-	for _, l := range cmp.Hooks {
+func hookStatuses(hooks []*unstructured.Unstructured, desired map[string]*unstructured.Unstructured) []v1alpha1.ResourceStatus {
+	out := make([]v1alpha1.ResourceStatus, 0, len(hooks))
+	for _, l := range hooks {
 		gvk := l.GroupVersionKind()
 		out = append(out, v1alpha1.ResourceStatus{
 			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: l.GetNamespace(), Name: l.GetName(),
-			Hook: true, SyncWave: int64(hook.Wave(cmp.desiredOr(desired, objKey(l), l))),
+			Hook: true, SyncWave: int64(hook.Wave(desiredOr(desired, objKey(l), l))),
 		})
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/hook"
@@ -107,8 +108,8 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target,
 		return false, err
 	}
 	if p.Done {
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionWait)
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionWait)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
 		return true, nil
 	}
 	if len(p.Deleted) > 0 {
@@ -118,7 +119,7 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target,
 	if m := p.Stalled(r.now(), s.StallTimeout); m != "" {
 		r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionStalled, "stalled: "+m)
 	} else {
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
 	}
 	return false, nil
 }

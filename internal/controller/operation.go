@@ -318,18 +318,18 @@ var waitConditions = []string{ConditionSyncWindowWait, v1alpha1.ApplicationCondi
 func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) {
 	for _, c := range waitConditions {
 		if c != typ {
-			clearCondition(&app.Status, c)
+			application.ClearCondition(&app.Status, c)
 		}
 	}
 	if typ != "" && (!hasCondition(app, typ) || conditionMessage(app, typ) != text) {
-		setCondition(&app.Status, typ, text, r.now())
+		application.SetCondition(&app.Status, typ, text, r.now())
 		logctx.From(ctx).Info("sync waits", "condition", typ, "message", text)
 	}
 }
 
 func clearWaits(st *v1alpha1.ApplicationStatus) {
 	for _, c := range waitConditions {
-		clearCondition(st, c)
+		application.ClearCondition(st, c)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -49,9 +50,9 @@ func (r *Reconciler) checkOrphans(ctx context.Context, tgt *destination.Target, 
 	case err != nil:
 		logctx.From(ctx).Warn("look for orphaned resources", "err", err)
 	case msg == "":
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning)
 	default:
-		setCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning, msg, now)
+		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning, msg, now)
 	}
 }
 

@@ -185,7 +185,7 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
-	clearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
+	application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
 	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
 	pause, err := r.refreshIfDue(ctx, st, &req)
 	if err != nil {
@@ -343,7 +343,7 @@ func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application
 	if conditionMessage(app, typ) == message && hasCondition(app, typ) {
 		return
 	}
-	setCondition(&app.Status, typ, message, r.now())
+	application.SetCondition(&app.Status, typ, message, r.now())
 	logctx.From(ctx).Info("condition", "type", typ, "message", message)
 }
 
@@ -487,12 +487,6 @@ func (c *settingsCache) get(ctx context.Context, cl client.Client, opts Options)
 	c.version, c.settings = cm.ResourceVersion, s
 	return s, nil
 }
-
-func setCondition(st *v1alpha1.ApplicationStatus, typ, message string, now time.Time) {
-	application.SetCondition(st, typ, message, now)
-}
-
-func clearCondition(st *v1alpha1.ApplicationStatus, typ string) { application.ClearCondition(st, typ) }
 
 func latest(a, b time.Time) time.Time {
 	if a.After(b) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -33,10 +34,10 @@ func (s *Settings) parseStallTimeout(data map[string]string, opts Options) error
 // is stalled, with the operation's message, and clears it otherwise.
 func markStalled(status *v1alpha1.ApplicationStatus, st *wsync.State, now time.Time) {
 	if st.Stalled == "" || st.Phase.Completed() {
-		clearCondition(status, v1alpha1.ApplicationConditionSyncStalled)
+		application.ClearCondition(status, v1alpha1.ApplicationConditionSyncStalled)
 		return
 	}
-	setCondition(status, v1alpha1.ApplicationConditionSyncStalled, "stalled: "+st.Stalled, now)
+	application.SetCondition(status, v1alpha1.ApplicationConditionSyncStalled, "stalled: "+st.Stalled, now)
 }
 
 // renderLocal renders app at the local destination, for the node

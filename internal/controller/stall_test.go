@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -35,7 +36,7 @@ func TestMarkStalled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			status := &v1alpha1.ApplicationStatus{}
 			for _, typ := range tc.before {
-				setCondition(status, typ, "old", now)
+				application.SetCondition(status, typ, "old", now)
 			}
 			markStalled(status, &tc.st, now)
 			got := map[string]string{}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -43,7 +44,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 	app.Status.ObservedAt = nowPtr(now)
 	app.Status.ControllerNamespace = r.opts.Namespace
 	if err != nil {
-		setCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError, err.Error(), now)
+		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError, err.Error(), now)
 		// The spec was compared, if unsuccessfully: the next attempt waits
 		// for comparisonRetry (or a webhook), not for the next event.
 		app.Status.Sync.ComparedTo = comparedTo(app)
@@ -51,20 +52,20 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
 		logctx.From(ctx).Warn("comparison failed; nothing changed in the cluster", "err", err)
 	} else {
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionComparisonError)
 		if len(cmp.Warnings) > 0 {
-			setCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning, strings.Join(cmp.Warnings, "; "), now)
+			application.SetCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning, strings.Join(cmp.Warnings, "; "), now)
 		} else {
-			clearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
+			application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
 		}
 		r.applyComparison(app, cmp, now)
 		r.watchGates(ctx, tgt, app.Name, cmp.Gates)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
 	if fields := render.UnsupportedFields(app); len(fields) > 0 {
-		setCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning, joinLines(fields), now)
+		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning, joinLines(fields), now)
 	} else {
-		clearCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning)
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning)
 	}
 	return nil
 }

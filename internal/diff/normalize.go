@@ -14,8 +14,8 @@ const annotationLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // annotation), then with the fields the rules ignore removed. live is the
 // object whose managedFields say which fields managedFieldsManagers own.
 func Normalize(obj, live *unstructured.Unstructured, rules []IgnoreRule) (*unstructured.Unstructured, error) {
-	// A copy without the status, which is never compared: copying it first
-	// was most of the work for an object with a big one (an Application).
+	// The status is never compared, so it is not copied (an Application's
+	// is most of it).
 	out := &unstructured.Unstructured{Object: make(map[string]any, len(obj.Object))}
 	for k, v := range obj.Object {
 		if k != "status" {

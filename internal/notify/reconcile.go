@@ -125,7 +125,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	env := r.env(ctx, typed)
 	st := r.state(req.NamespacedName, typed)
-	out := cfg.config.Evaluate(app.Object, r.projectAnnotations(ctx, typed), env, st.state, r.opts.Metrics)
+	project := unstructured.Unstructured{Object: env.Project}
+	out := cfg.config.Evaluate(app.Object, project.GetAnnotations(), env, st.state, r.opts.Metrics)
 	for _, e := range out.Errors {
 		log.DebugContext(ctx, "trigger not evaluated", "err", e)
 	}
@@ -201,13 +202,6 @@ func (r *reconciler) project(ctx context.Context, app *v1alpha1.Application) *un
 		return nil
 	}
 	return p
-}
-
-func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Application) map[string]string {
-	if p := r.project(ctx, app); p != nil {
-		return p.GetAnnotations()
-	}
-	return nil
 }
 
 // delivery builds a pending notification's delivery: the rendered

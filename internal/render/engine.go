@@ -19,11 +19,9 @@ type EngineOptions struct {
 	// Charts fetches charts from Helm repositories; nil disables them.
 	Charts *source.Charts
 	// CacheSize bounds the render cache in entries (default
-	// DefaultCacheEntries; a negative value disables the cache).
+	// DefaultCacheEntries, and DefaultCacheBytes of rendered manifests; a
+	// negative value disables the cache).
 	CacheSize int
-	// CacheBytes bounds the render cache in bytes of rendered manifests
-	// (default DefaultCacheBytes).
-	CacheBytes int64
 	// Plugins are the Config Management Plugins; nil means none.
 	Plugins *plugin.Set
 }
@@ -54,7 +52,7 @@ func NewEngine(opts EngineOptions) *Engine {
 		},
 	}
 	if size > 0 {
-		e.cache = NewCache(CacheLimits{Entries: size, Bytes: cmp.Or(opts.CacheBytes, DefaultCacheBytes)})
+		e.cache = NewCache(CacheLimits{Entries: size, Bytes: DefaultCacheBytes})
 	}
 	return e
 }
