@@ -24,6 +24,9 @@ type Patch struct {
 	// change.
 	quietMaxAge time.Duration
 	now         func() time.Time
+	// staged is the app as Stage saw it: a state the next write passes
+	// through without writing it.
+	staged *v1alpha1.Application
 }
 
 // App is the app to change.
@@ -31,6 +34,20 @@ func (p *Patch) App() *v1alpha1.Application { return p.app }
 
 // Base is the app as last written (or read).
 func (p *Patch) Base() *v1alpha1.Application { return p.base }
+
+// StatusOnly reports whether the pending change leaves the app's metadata
+// and spec as they were: it is to the status and the operation only.
+func (p *Patch) StatusOnly() bool {
+	return equality.Semantic.DeepEqual(p.app.ObjectMeta, p.base.ObjectMeta) &&
+		equality.Semantic.DeepEqual(p.app.Spec, p.base.Spec)
+}
+
+// Stage marks the app as it is now as a state the next write passes
+// through: whoever is told of writes (the controller's Events) is told of
+// a write from the base to this state, then of one from it to what is
+// written, as if both had been written. A change that is written later,
+// together with what follows it, keeps the Events of each step.
+func (p *Patch) Stage() { p.staged = p.app.DeepCopy() }
 
 // Quiet says the comparison in the patch was not asked for (a periodic
 // refresh, an event): a flush that would write nothing but newer
@@ -67,17 +84,17 @@ func (p *Patch) Flush(ctx context.Context) error {
 		return fmt.Errorf("write application %s: %w", p.app.Name, err)
 	}
 	p.base = p.app.DeepCopy()
-	p.quietMaxAge = 0
+	p.quietMaxAge, p.staged = 0, nil
 	return nil
 }
 
 func (p *Patch) write(ctx context.Context) error {
 	removed := removedAnnotations(p.base, p.app)
 	if len(removed) == 0 {
-		return p.w.patch(ctx, p.app, p.base, client.MergeFrom(p.base))
+		return p.w.patch(ctx, p.app, p.base, p.staged, client.MergeFrom(p.base))
 	}
 	locked := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
-	err := p.w.patch(ctx, p.app, p.base, locked)
+	err := p.w.patch(ctx, p.app, p.base, p.staged, locked)
 	if !apierrors.IsConflict(err) {
 		return err
 	}
@@ -93,7 +110,7 @@ func (p *Patch) write(ctx context.Context) error {
 			p.app.Annotations[k] = v
 		}
 	}
-	return p.w.patch(ctx, p.app, p.base, client.MergeFrom(p.base))
+	return p.w.patch(ctx, p.app, p.base, p.staged, client.MergeFrom(p.base))
 }
 
 // tooLarge reports a write refused for its size: by the API server (413,

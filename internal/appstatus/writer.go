@@ -123,11 +123,12 @@ func (w *Writer) IncludesLast(name, rv string) bool { return w.versions.includes
 func (w *Writer) Forget(name string) { w.versions.forget(name) }
 
 // patch writes app as a patch from base, remembers the version written
-// and tells of the write. The API server answers with the app's metadata
+// and tells of the write (as two, through via, when via is not nil: see
+// Patch.Stage). The API server answers with the app's metadata
 // only (decoding the whole app back was a tenth of the controller's CPU
 // in a bootstrap of many apps): app keeps what the controller wrote, with
 // the metadata the API server returned.
-func (w *Writer) patch(ctx context.Context, app, base *v1alpha1.Application, patch client.Patch) error {
+func (w *Writer) patch(ctx context.Context, app, base, via *v1alpha1.Application, patch client.Patch) error {
 	data, err := patch.Data(app)
 	if err != nil {
 		return fmt.Errorf("build patch: %w", err)
@@ -144,7 +145,12 @@ func (w *Writer) patch(ctx context.Context, app, base *v1alpha1.Application, pat
 	app.ObjectMeta = meta.ObjectMeta
 	app.ManagedFields = nil // as the controller's cache keeps apps
 	w.versions.set(app.Name, app.ResourceVersion)
-	if w.written != nil {
+	switch {
+	case w.written == nil:
+	case via != nil:
+		w.written(base, via)
+		w.written(via, app)
+	default:
 		w.written(base, app)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
+	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -91,6 +92,26 @@ type runner struct {
 	// last is the app as the runner last wrote it, or as it was read
 	// when the runner started.
 	last *v1alpha1.Application
+	// request is the automated sync's request its first write carries;
+	// nil when it was written before the sync started.
+	request *requestWrite
+}
+
+// setRequest records the request app name's first write carries.
+func (rs *runners) setRequest(name string, q *requestWrite) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if run, ok := rs.running[name]; ok {
+		run.request = q
+		rs.running[name] = run
+	}
+}
+
+// request is the request app name's first write carries; nil when none.
+func (rs *runners) request(name string) *requestWrite {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.running[name].request
 }
 
 // lastWritten is app name as its runner last wrote it; nil when none
@@ -181,13 +202,20 @@ func (rs *runners) supersede(name string) bool {
 	return true
 }
 
+// done records that app name's runner returned; a request it did not
+// write is dropped (a write under way ends first) before anyone waiting
+// for the runner's end is told.
 func (rs *runners) done(name string) {
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok {
+	run, ok := rs.running[name]
+	delete(rs.running, name)
+	rs.mu.Unlock()
+	if run.request != nil {
+		run.request.drop()
+	}
+	if ok {
 		close(run.ended)
 	}
-	delete(rs.running, name)
 }
 
 // stop cancels app name's operation; the channel it returns (nil when
@@ -212,11 +240,14 @@ func (rs *runners) stopWait(name string) {
 
 // opRequest is what deciding on and starting an app's sync works with.
 type opRequest struct {
-	app      *v1alpha1.Application
-	proj     *v1alpha1.AppProject
-	dest     *cluster.Cluster
-	target   *destination.Target
-	settings *Settings
+	// requested: this reconcile asked for the operation (an automated
+	// sync), which is not written yet.
+	requested bool
+	app       *v1alpha1.Application
+	proj      *v1alpha1.AppProject
+	dest      *cluster.Cluster
+	target    *destination.Target
+	settings  *Settings
 }
 
 // handleOperation decides on the app's requested operation (to start or
@@ -263,8 +294,11 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 	return 0, true
 }
 
-// startRunner runs the app's operation in a runner of its own.
-func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
+// startRunner runs the app's operation in a runner of its own. request,
+// when not nil, is the reconcile's pending patch that asked for the
+// operation (an automated sync), not written yet: the sync's first write
+// carries it (deferRequest), or it is written now when no runner starts.
+func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *appstatus.Patch) error {
 	app := req.app
 	if app.Operation == nil {
 		// Another writer (a replica that owned the app a moment ago, a user)
@@ -274,6 +308,17 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest) error {
 	runCtx, cancel := context.WithCancel(logctx.With(r.base(), logctx.From(ctx)))
 	if !r.runners.start(app.Name, cancel, r.now()) {
 		cancel()
+		if request != nil {
+			return request.Flush(ctx)
+		}
+		return nil
+	}
+	if request != nil {
+		// The operation was asked for from this copy, which includes the
+		// controller's last write (ReadCurrent): nothing ran it since.
+		r.runners.wrote(app.Name, app.DeepCopy())
+		r.deferRequest(runCtx, app.Name, request)
+		go r.runOperation(runCtx, req)
 		return nil
 	}
 	// A runner may have finished this very operation since app was read:
@@ -360,6 +405,15 @@ func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 // succession), the next write starts from it instead of reading the API
 // server.
 func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
+	if q := r.runners.request(name); q != nil {
+		combined, err := r.writeRequest(ctx, name, q, update)
+		if err != nil {
+			return fmt.Errorf("write operation state of %s: %w", name, err)
+		}
+		if combined {
+			return nil
+		}
+	}
 	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
 	written, err := r.status.UpdateFrom(ctx, key, r.runners.lastWritten(name), update)
 	if err != nil {

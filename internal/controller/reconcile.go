@@ -144,13 +144,17 @@ const staleCopyRequeue = 500 * time.Millisecond
 func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
 	st := r.status.Begin(app)
 	res, run, err := r.decide(ctx, st)
+	if err == nil && run != nil && run.requested && st.StatusOnly() {
+		// The sync's first write carries the request (deferRequest).
+		return res, r.startRunner(ctx, *run, st)
+	}
 	if werr := st.Flush(ctx); err == nil && werr != nil {
 		return reconcile.Result{}, werr
 	}
 	if err != nil || run == nil {
 		return res, err
 	}
-	return res, r.startRunner(ctx, *run)
+	return res, r.startRunner(ctx, *run, nil)
 }
 
 // decide is the reconcile's bookkeeping, in order: settings, deletion,
@@ -191,7 +195,9 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
+	requested := app.Operation == nil
 	wait, run := r.handleOperation(ctx, req)
+	req.requested = requested && app.Operation != nil
 	next := r.nextRefresh(app, settings)
 	for _, d := range []time.Duration{wait, pause} {
 		if d > 0 && (next == 0 || d < next) {
