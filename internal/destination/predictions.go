@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	stdsync "sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/internal/diff"
@@ -23,13 +24,13 @@ func (t *Target) Predictor(mode kube.ApplyMode, live *unstructured.Unstructured)
 		key := kube.RefOf(desired).String()
 		stamp, ok := predictionStamp(desired, live, mode)
 		if ok {
-			if p, hit := t.predictions.get(key, stamp); hit {
+			if p, hit := t.predictions.get(key, stamp, live); hit {
 				return p, nil
 			}
 		}
 		p, err := t.Kube.Apply(ctx, desired, kube.ApplyOptions{Mode: mode, DryRun: true, Known: true, Live: live})
 		if err == nil && ok {
-			t.predictions.put(key, stamp, p)
+			t.predictions.put(key, stamp, p, live)
 		}
 		return p, err
 	})
@@ -41,7 +42,7 @@ func (t *Target) Predictor(mode kube.ApplyMode, live *unstructured.Unstructured)
 // no dry run for it.
 func (t *Target) Seed(desired, applied *unstructured.Unstructured, mode kube.ApplyMode) {
 	if stamp, ok := predictionStamp(desired, applied, mode); ok {
-		t.predictions.put(kube.RefOf(desired).String(), stamp, applied)
+		t.predictions.put(kube.RefOf(desired).String(), stamp, applied, applied)
 	}
 }
 
@@ -95,7 +96,11 @@ type Predictions struct {
 
 type prediction struct {
 	stamp string
-	obj   *unstructured.Unstructured
+	// obj is the predicted object; nil when it is the live object the
+	// prediction was made over, but for its status and versions (an
+	// object in sync, or one a sync just applied): the live object is then
+	// the prediction, and it is not kept twice.
+	obj *unstructured.Unstructured
 }
 
 // Succeeded reports whether a prediction (a successful dry run) exists for
@@ -111,23 +116,37 @@ func (c *Predictions) Succeeded(desired, live *unstructured.Unstructured, mode k
 	return found && p.stamp == stamp
 }
 
-func (c *Predictions) get(key, stamp string) (*unstructured.Unstructured, bool) {
+// get returns the prediction of key made from the inputs stamp names;
+// live is the live object now, which a matching stamp says is the one
+// the prediction was made over but for its status and versions.
+func (c *Predictions) get(key, stamp string, live *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	p, ok := c.m[key]
-	if !ok || p.stamp != stamp {
+	c.mu.Unlock()
+	switch {
+	case !ok || p.stamp != stamp:
 		return nil, false
+	case p.obj != nil:
+		return p.obj.DeepCopy(), true
+	case live != nil:
+		return live.DeepCopy(), true
 	}
-	return p.obj.DeepCopy(), true
+	return nil, false
 }
 
-func (c *Predictions) put(key, stamp string, obj *unstructured.Unstructured) {
+// put records obj as the prediction of key made over live (nil: a
+// creation) from the inputs stamp names. A prediction that is live but
+// for its status and versions keeps no copy: the diff ignores those.
+func (c *Predictions) put(key, stamp string, obj, live *unstructured.Unstructured) {
+	var kept *unstructured.Unstructured
+	if live == nil || !equality.Semantic.DeepEqual(withoutVolatile(obj.Object), withoutVolatile(live.Object)) {
+		kept = obj.DeepCopy()
+		kept.SetManagedFields(nil) // a diff never reads a prediction's: they took a third of its memory
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]prediction{}
 	}
-	kept := obj.DeepCopy()
-	kept.SetManagedFields(nil) // a diff never reads a prediction's: they took a third of its memory
 	c.m[key] = prediction{stamp: stamp, obj: kept}
 }
