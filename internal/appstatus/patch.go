@@ -71,7 +71,7 @@ func (p *Patch) Quiet(maxAge time.Duration, now func() time.Time) {
 // budget.
 func (p *Patch) Flush(ctx context.Context) error {
 	Fit(p.app, StatusBudget, p.clock())
-	if equality.Semantic.DeepEqual(p.app, p.base) || p.quietSkip() {
+	if p.unchanged() {
 		return nil
 	}
 	err := p.write(ctx)
@@ -145,19 +145,25 @@ func removedAnnotations(base, app *v1alpha1.Application) []string {
 	return out
 }
 
-// quietSkip reports a quiet change of nothing but the comparison
-// timestamps while the written ones are recent.
-func (p *Patch) quietSkip() bool {
-	if p.quietMaxAge == 0 || !OnlyTimestamps(p.app, p.base) || p.base.Status.ReconciledAt == nil {
-		return false
+// unchanged reports whether the pending change writes nothing: there is
+// none, or it is a quiet change of nothing but the comparison timestamps
+// while the written ones are recent. One comparison of the app either way
+// (a quiet refresh of every idle app is the most common flush).
+func (p *Patch) unchanged() bool {
+	base := p.base.Status.ReconciledAt
+	if p.quietMaxAge == 0 || base == nil || p.now().Sub(base.Time) >= p.quietMaxAge {
+		return equality.Semantic.DeepEqual(p.app, p.base)
 	}
-	return p.now().Sub(p.base.Status.ReconciledAt.Time) < p.quietMaxAge
+	return OnlyTimestamps(p.app, p.base)
 }
 
 // OnlyTimestamps reports whether app differs from base in nothing but the
-// comparison timestamps.
+// comparison timestamps (or in nothing). It sets app's timestamps to
+// base's while it compares, without copying the app, and puts them back:
+// no one else may read app meanwhile.
 func OnlyTimestamps(app, base *v1alpha1.Application) bool {
-	a := app.DeepCopy()
-	a.Status.ReconciledAt, a.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
-	return equality.Semantic.DeepEqual(a, base)
+	reconciled, observed := app.Status.ReconciledAt, app.Status.ObservedAt
+	defer func() { app.Status.ReconciledAt, app.Status.ObservedAt = reconciled, observed }()
+	app.Status.ReconciledAt, app.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
+	return equality.Semantic.DeepEqual(app, base)
 }

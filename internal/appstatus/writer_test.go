@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -33,8 +34,13 @@ func TestOnlyTimestamps(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			app := base.DeepCopy()
 			tc.change(app)
+			before := app.DeepCopy()
 			if got := OnlyTimestamps(app, base); got != tc.want {
 				t.Errorf("OnlyTimestamps = %v, want %v", got, tc.want)
+			}
+			if !equality.Semantic.DeepEqual(app, before) {
+				t.Errorf("OnlyTimestamps changed the app: reconciledAt %v, observedAt %v; was %v, %v",
+					app.Status.ReconciledAt, app.Status.ObservedAt, before.Status.ReconciledAt, before.Status.ObservedAt)
 			}
 		})
 	}
