@@ -124,10 +124,10 @@ func (w *Writer) Forget(name string) { w.versions.forget(name) }
 
 // patch writes app as a patch from base, remembers the version written
 // and tells of the write (as two, through via, when via is not nil: see
-// Patch.Stage). The API server answers with the app's metadata
-// only (decoding the whole app back was a tenth of the controller's CPU
-// in a bootstrap of many apps): app keeps what the controller wrote, with
-// the metadata the API server returned.
+// Patch.Stage). The API server answers with the app's metadata only
+// (decoding the whole app back was a tenth of the controller's CPU in a
+// bootstrap of many apps): app keeps what the controller wrote, with the
+// metadata the API server returned.
 func (w *Writer) patch(ctx context.Context, app, base, via *v1alpha1.Application, patch client.Patch) error {
 	data, err := patch.Data(app)
 	if err != nil {

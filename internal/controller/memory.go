@@ -74,10 +74,10 @@ func (a *activity) since() int64 {
 	return n - a.seen.Swap(n)
 }
 
-// heapFree is the Go heap that is free and not yet returned to the
-// operating system, or holds objects that were not live at the last
+// heapReclaimable is the Go heap that is free and not yet returned to the
+// operating system, or that holds objects that were not live at the last
 // collection (garbage the next collection frees).
-func heapFree() uint64 {
+func heapReclaimable() uint64 {
 	s := []runtimemetrics.Sample{
 		{Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/objects:bytes"},
@@ -101,7 +101,7 @@ func (r *Reconciler) newMemoryTrimmer() memoryTrimmer {
 	return memoryTrimmer{
 		interval: memoryTrimInterval,
 		busy:     func() bool { return r.activity.since() >= memoryTrimBusy || r.runners.count() > 0 },
-		free:     heapFree,
+		free:     heapReclaimable,
 		release:  debug.FreeOSMemory,
 	}
 }

@@ -47,19 +47,19 @@ func TestActivitySince(t *testing.T) {
 	}
 }
 
-// TestHeapFreeCountsGarbage: garbage a burst left and no collection has
+// TestHeapReclaimableCountsGarbage: garbage a burst left and no collection has
 // freed yet counts as free: with little allocated afterwards the
 // collector does not run, and it would stay resident.
-func TestHeapFreeCountsGarbage(t *testing.T) {
+func TestHeapReclaimableCountsGarbage(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	runtime.GC()
-	before := heapFree()
+	before := heapReclaimable()
 	for range 64 {
 		sink = make([]byte, 1<<20)
 	}
 	sink = nil
-	if got := heapFree(); got < before+48<<20 {
-		t.Errorf("heapFree = %d MiB after 64 MiB of garbage (%d MiB before), want the garbage counted", got>>20, before>>20)
+	if got := heapReclaimable(); got < before+48<<20 {
+		t.Errorf("heapReclaimable = %d MiB after 64 MiB of garbage (%d MiB before), want the garbage counted", got>>20, before>>20)
 	}
 }
 

@@ -46,6 +46,7 @@ type requestWrite struct {
 // after requestWriteDelay. The runner must be started.
 func (r *Reconciler) deferRequest(ctx context.Context, name string, p *appstatus.Patch) {
 	q := &requestWrite{patch: p}
+	// Held until the timer is set: a write the timer starts waits for it.
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.timer = time.AfterFunc(requestWriteDelay, func() {
@@ -84,10 +85,11 @@ func (r *Reconciler) writeRequest(ctx context.Context, name string, q *requestWr
 }
 
 // unchangedSince reports whether the cached app is still at base's
-// version: no one wrote it since.
+// version: no one wrote it since. Only the version is read: the cache's
+// own copy serves, uncopied.
 func (r *Reconciler) unchangedSince(ctx context.Context, base *v1alpha1.Application) bool {
 	cur := &v1alpha1.Application{}
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(base), cur); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(base), cur, client.UnsafeDisableDeepCopy); err != nil {
 		return false
 	}
 	return cur.ResourceVersion == base.ResourceVersion

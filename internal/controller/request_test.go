@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestOneWritePerSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		op := app.Status.OperationState
-		writes = append(writes, describeWrite(app))
+		writes = append(writes, fmt.Sprintf("%s, sync requested: %v", describe(app), app.Operation != nil))
 		if syncedHealthy(app) && op != nil && op.Phase == v1alpha1.OperationSucceeded {
 			if len(writes) != 1 {
 				t.Errorf("the sync wrote the app %d times, want once (its result):\n%s", len(writes), strings.Join(writes, "\n"))
@@ -56,22 +57,6 @@ func TestOneWritePerSync(t *testing.T) {
 		}
 	}
 	t.Fatalf("the app was not Synced and Healthy within 60s; writes:\n%s", strings.Join(writes, "\n"))
-}
-
-func describeWrite(app *v1alpha1.Application) string {
-	phase := "none"
-	if op := app.Status.OperationState; op != nil {
-		phase = string(op.Phase)
-	}
-	return "sync " + string(app.Status.Sync.Status) + ", health " + string(app.Status.Health.Status) +
-		", operation requested " + boolWord(app.Operation != nil) + ", last operation " + phase
-}
-
-func boolWord(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // TestRequestWrittenWhileWaiting: with one operation processor, busy with

@@ -139,7 +139,7 @@ func (c *Predictions) get(key, stamp string, live *unstructured.Unstructured) (*
 // for its status and versions keeps no copy: the diff ignores those.
 func (c *Predictions) put(key, stamp string, obj, live *unstructured.Unstructured) {
 	var kept *unstructured.Unstructured
-	if live == nil || !equality.Semantic.DeepEqual(withoutVolatile(obj.Object), withoutVolatile(live.Object)) {
+	if live == nil || (obj != live && !equality.Semantic.DeepEqual(withoutVolatile(obj.Object), withoutVolatile(live.Object))) {
 		kept = obj.DeepCopy()
 		kept.SetManagedFields(nil) // a diff never reads a prediction's: they took a third of its memory
 	}
