@@ -39,6 +39,10 @@ type Comparison struct {
 	Gates []health.ServiceRef
 	// Warnings are what the render skipped on purpose.
 	Warnings []string
+	// Memoized says the outcome (Resources, Sync, Health) is the app's
+	// last comparison's, whose inputs were the same: Diffs and Hooks are
+	// not computed then.
+	Memoized bool
 }
 
 // CompareOptions say how to compare an app.
@@ -47,6 +51,11 @@ type CompareOptions struct {
 	// Applied are objects as a sync has just written them: newer than the
 	// live cache's copies until its watch catches up.
 	Applied []*unstructured.Unstructured
+	// Memo remembers the outcome with what it was computed from, and
+	// returns a remembered outcome when nothing it was computed from
+	// changed (see memo), unless Applied are given or the render is
+	// Fresh.
+	Memo bool
 }
 
 // Compare renders the app and compares it with its live objects at tgt. A
@@ -57,11 +66,23 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := c.diffRendered(ctx, tgt, app, res, s, co.Applied...)
+	cmp, err := c.listRendered(ctx, tgt, app, res, s, co.Applied...)
 	if err != nil {
 		return nil, err
 	}
 	cmp.Warnings = res.Warnings
+	in := memoInputs{app: app, settings: s, target: tgt, cmp: cmp}
+	if co.Memo && len(co.Applied) == 0 && !co.Render.Fresh {
+		if key, ok := keyOf(in); ok {
+			if e, ok := c.memo.get(in, key); ok {
+				e.outcome(cmp)
+				return cmp, nil
+			}
+		}
+	}
+	if err := diffAll(ctx, tgt, app, cmp); err != nil {
+		return nil, err
+	}
 	cmp.Gates = gatedServices(s, cmp.Live)
 	eps, err := readEndpoints(ctx, tgt, cmp.Gates)
 	if err != nil {
@@ -69,12 +90,29 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 		logctx.From(ctx).Warn("readiness gates not read", "err", err)
 	}
 	cmp.Resources, cmp.Health = resourceStatuses(cmp, s, eps)
+	if co.Memo {
+		c.memo.put(in, cmp)
+	}
 	return cmp, nil
 }
 
 // diffRendered compares what app rendered to with the live objects its
 // tracking finds, or the copies in applied where those are newer.
 func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, res *Rendered, s *Settings,
+	applied ...*unstructured.Unstructured) (*Comparison, error) {
+	cmp, err := c.listRendered(ctx, tgt, app, res, s, applied...)
+	if err != nil {
+		return nil, err
+	}
+	if err := diffAll(ctx, tgt, app, cmp); err != nil {
+		return nil, err
+	}
+	return cmp, nil
+}
+
+// listRendered prepares what app rendered to and lists the live objects
+// its tracking finds, or the copies in applied where those are newer.
+func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, res *Rendered, s *Settings,
 	applied ...*unstructured.Unstructured) (*Comparison, error) {
 	desired, err := PrepareDesired(tgt, app, res.Objects, s)
 	if err != nil {
@@ -86,11 +124,7 @@ func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, ap
 		return nil, err
 	}
 	live = newest(live, applied, tracking)
-	cmp := &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: live, Tracking: tracking}
-	if err := diffAll(ctx, tgt, app, cmp); err != nil {
-		return nil, err
-	}
-	return cmp, nil
+	return &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: live, Tracking: tracking}, nil
 }
 
 // diffAll compares every desired object with its live counterpart (in

@@ -55,6 +55,7 @@ type Comparer struct {
 	repos       *source.Repos
 	engine      *render.Engine
 	credentials *source.SecretCredentials
+	memo        memo
 }
 
 // New builds a Comparer; nothing is read until it is used.

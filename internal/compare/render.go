@@ -23,6 +23,10 @@ type Rendered struct {
 type RenderOptions struct {
 	// Fresh renders again instead of reading the render cache.
 	Fresh bool
+	// RevisionMaxAge lets a resolution reuse the refs of a repository
+	// listed no longer ago than this (see source.ResolveOptions); zero
+	// lists them now.
+	RevisionMaxAge time.Duration
 }
 
 // Render resolves every Git source of app to a commit, timing the fetch
@@ -36,7 +40,7 @@ func (c *Comparer) Render(ctx context.Context, tgt *destination.Target, app *v1a
 			continue // resolved by the engine (a chart version, an artifact digest)
 		}
 		start := time.Now()
-		sha, err := c.repos.Resolve(ctx, src.RepoURL, src.TargetRevision)
+		sha, err := c.repos.ResolveWith(ctx, src.RepoURL, src.TargetRevision, source.ResolveOptions{MaxAge: ro.RevisionMaxAge})
 		c.gitFetched(src.RepoURL, time.Since(start), err)
 		if err != nil {
 			return nil, fmt.Errorf("application %s: %w", app.Name, err)

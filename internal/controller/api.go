@@ -20,7 +20,11 @@ func (c *Controller) Refresh(_ context.Context, namespace, name string, hard boo
 	if namespace != c.rec.opts.Namespace {
 		return fmt.Errorf("application %s/%s: this controller reconciles namespace %s only", namespace, name, c.rec.opts.Namespace)
 	}
-	c.rec.refreshes.mark(name, hard)
+	kind := askedRefresh
+	if hard {
+		kind = hardRefresh
+	}
+	c.rec.refreshes.mark(name, kind)
 	c.rec.enqueue(namespace, name)
 	return nil
 }

@@ -83,7 +83,7 @@ func (r *Reconciler) gateEvents(_ context.Context, obj client.Object) []reconcil
 	}
 	var out []reconcile.Request
 	for _, app := range r.gates.appsOf(svc) {
-		r.refreshes.mark(app, false)
+		r.refreshes.mark(app, normalRefresh)
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: app}})
 	}
 	return out

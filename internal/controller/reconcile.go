@@ -77,7 +77,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		client: c, apiReader: reader, targets: targets,
 		opts:      opts,
 		metrics:   opts.Metrics,
-		refreshes: &refreshSet{marks: map[string]bool{}},
+		refreshes: &refreshSet{marks: map[string]refreshKind{}},
 		runners:   newRunners(opts.OperationProcessors),
 		events:    make(chan event.GenericEvent, 256),
 		now:       now,
@@ -117,6 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if apierrors.IsNotFound(err) {
 			r.status.Forget(req.Name)
 			r.compared.forget(req.Name)
+			r.comparer.Forget(req.NamespacedName)
 			r.runners.stop(req.Name)
 			r.metrics.DeleteApp(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
@@ -251,7 +252,7 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 	last, before := r.compared.get(app.Name)
 	if started, running := r.runners.since(app.Name); running && before && !asked && kind == normalRefresh {
 		if pause := r.syncRefreshEvery(app) - r.now().Sub(latest(last, started)); pause > 0 {
-			r.refreshes.mark(app.Name, false)
+			r.refreshes.mark(app.Name, normalRefresh)
 			return pause, nil
 		}
 	}
@@ -266,19 +267,28 @@ type refreshKind int
 
 const (
 	noRefresh refreshKind = iota
+	// normalRefresh is a refresh nobody asked for (periodic, or an event
+	// of the app's objects): it may resolve revisions with refs listed
+	// moments before (revisionMaxAge).
 	normalRefresh
+	// askedRefresh is one someone asked for (the refresh annotation, the
+	// API, a webhook): revisions are resolved now.
+	askedRefresh
 	// hardRefresh renders again instead of reading the render cache.
 	hardRefresh
 )
 
 // needsRefresh decides whether to render and compare again.
 func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) refreshKind {
-	marked, hard := r.refreshes.take(app.Name)
-	if hard || app.Annotations[AnnotationRefresh] == "hard" {
+	kind := r.refreshes.take(app.Name)
+	if app.Annotations[AnnotationRefresh] == "hard" {
 		return hardRefresh
 	}
-	if _, ok := app.Annotations[AnnotationRefresh]; ok || marked {
-		return normalRefresh
+	if _, ok := app.Annotations[AnnotationRefresh]; ok {
+		kind = max(kind, askedRefresh)
+	}
+	if kind != noRefresh {
+		return kind
 	}
 	st := app.Status
 	last, ok := r.lastCompared(app)
@@ -370,7 +380,7 @@ func (r *Reconciler) enqueue(namespace, name string) {
 func (r *Reconciler) appEvents(_ context.Context, obj client.Object) []reconcile.Request {
 	reqs := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
 	if owner := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); owner != "" && owner != obj.GetName() {
-		r.refreshes.mark(owner, false)
+		r.refreshes.mark(owner, normalRefresh)
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}})
 	}
 	for _, name := range r.dependents(obj.GetNamespace(), obj.GetName()) {
@@ -424,7 +434,7 @@ func (r *Reconciler) settingsEvents(ctx context.Context, obj client.Object) []re
 	}
 	reqs := make([]reconcile.Request, 0, len(apps.Items))
 	for i := range apps.Items {
-		r.refreshes.mark(apps.Items[i].Name, false)
+		r.refreshes.mark(apps.Items[i].Name, normalRefresh)
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
 	}
 	return reqs
@@ -447,25 +457,28 @@ func (r *Reconciler) projectEvents(ctx context.Context, obj client.Object) []rec
 	return reqs
 }
 
-// refreshSet remembers apps that must refresh on their next reconcile.
+// refreshSet remembers apps that must refresh on their next reconcile,
+// and how.
 type refreshSet struct {
 	mu    stdsync.Mutex
-	marks map[string]bool // name -> hard
+	marks map[string]refreshKind
 }
 
-func (s *refreshSet) mark(name string, hard bool) {
+// mark asks for a refresh of app name of at least kind.
+func (s *refreshSet) mark(name string, kind refreshKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.marks[name] = s.marks[name] || hard
+	s.marks[name] = max(s.marks[name], kind)
 }
 
-// take reports whether name was marked, and whether for a hard refresh.
-func (s *refreshSet) take(name string) (marked, hard bool) {
+// take returns the refresh name was marked for (noRefresh when none) and
+// forgets it.
+func (s *refreshSet) take(name string) refreshKind {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	hard, marked = s.marks[name]
+	kind := s.marks[name]
 	delete(s.marks, name)
-	return marked, hard
+	return kind
 }
 
 // settingsCache parses argocd-cm again only when it changed.

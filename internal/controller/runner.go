@@ -27,7 +27,7 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 	defer func() {
 		r.runners.done(app.Name)
 		if !compared {
-			r.refreshes.mark(app.Name, false)
+			r.refreshes.mark(app.Name, normalRefresh)
 		}
 		r.enqueue(app.Namespace, app.Name)
 	}()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -55,6 +56,7 @@ func (r *Reconciler) giveUp(name string) {
 	r.runners.stopWait(name)
 	r.status.Forget(name)
 	r.compared.forget(name)
+	r.comparer.Forget(types.NamespacedName{Namespace: r.opts.Namespace, Name: name})
 	r.metrics.DeleteApp(r.opts.Namespace, name)
 }
 

@@ -22,7 +22,11 @@ import (
 func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, kind refreshKind) error {
 	delete(app.Annotations, AnnotationRefresh)
 	start := time.Now()
-	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: compare.RenderOptions{Fresh: kind == hardRefresh}}); err != nil {
+	ro := compare.RenderOptions{Fresh: kind == hardRefresh}
+	if kind == normalRefresh {
+		ro.RevisionMaxAge = revisionMaxAge(s)
+	}
+	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: ro}); err != nil {
 		return err
 	}
 	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
@@ -31,10 +35,23 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *
 	return nil
 }
 
+// revisionReuse is how long the refs of a repository, once listed, answer
+// the resolutions of refreshes nobody asked for: the apps of one
+// repository refreshing in a round list its refs a few times, not once
+// each. A refresh someone asked for (a webhook's) lists them at once.
+const revisionReuse = 10 * time.Second
+
+// revisionMaxAge is revisionReuse, at most a tenth of the reconciliation
+// timeout.
+func revisionMaxAge(s *Settings) time.Duration {
+	return min(revisionReuse, s.ReconcileTimeout/10)
+}
+
 // compareInto compares the app and puts the result into its status. Only
 // the controller stopping is an error: a failed comparison is the
 // ComparisonError condition.
 func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, co compare.CompareOptions) error {
+	co.Memo = true
 	cmp, err := r.comparer.Compare(ctx, tgt, app, &s.Settings, co)
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened

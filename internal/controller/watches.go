@@ -38,7 +38,7 @@ func (r *Reconciler) managedEvents(_ context.Context, obj client.Object) []recon
 	if owner == "" {
 		return nil
 	}
-	r.refreshes.mark(owner, false)
+	r.refreshes.mark(owner, normalRefresh)
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}}}
 }
 

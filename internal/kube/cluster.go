@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,7 +78,14 @@ type Cluster struct {
 
 	resetMu   sync.Mutex
 	lastReset time.Time
+	// resets counts the mapper's re-discoveries.
+	resets atomic.Uint64
 }
+
+// DiscoveryResets counts the times the cluster's kinds were discovered
+// again (a kind did not map): what depends on which kinds exist, and how
+// they are scoped, is stale once it changes.
+func (c *Cluster) DiscoveryResets() uint64 { return c.resets.Load() }
 
 // New builds a Cluster from a REST config.
 func New(cfg *rest.Config) (*Cluster, error) {
@@ -113,6 +121,7 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	stale := time.Since(c.lastReset) > 500*time.Millisecond
 	if stale {
 		c.mapper.Reset()
+		c.resets.Add(1)
 		c.lastReset = time.Now()
 	}
 	c.resetMu.Unlock()

@@ -33,13 +33,13 @@ type gitRepo struct {
 	mu   sync.Mutex // go-git repositories are not safe for concurrent use
 	repo *git.Repository
 	// stamp and refs are a local repository's refs when last read, reused
-	// while refsStamp is unchanged.
+	// while refsStamp is unchanged; refs are a remote's when last listed.
 	stamp string
 	refs  remoteRefs
-	// checked is when the stamp of the open repository was last found
-	// current; a commit is read without looking again within
-	// recheckAfter (a comparison resolves its revision, then checks it
-	// out).
+	// checked is when refs were last listed or found current (a local
+	// stamp unchanged): a commit of a local repository is read without
+	// looking again within recheckAfter, and a resolution with a MaxAge
+	// reuses refs checked within it.
 	checked time.Time
 }
 
@@ -53,14 +53,27 @@ type remoteAuth struct {
 	hosts *knownHosts
 }
 
-func (g *gitRepo) resolve(ctx context.Context, rev string, auth remoteAuth, flight *singleflight.Group) (string, error) {
+// resolveArgs are how one resolution reaches the repository.
+type resolveArgs struct {
+	auth   remoteAuth
+	flight *singleflight.Group
+	// maxAge is how old the refs last listed may be (ResolveOptions).
+	maxAge time.Duration
+}
+
+func (g *gitRepo) resolve(ctx context.Context, rev string, a resolveArgs) (string, error) {
 	if g.loc.kind == locLocalGit {
-		return g.resolveLocal(rev)
+		return g.resolveLocal(rev, a.maxAge)
 	}
 	if isFullSHA(rev) && g.hasCommit(rev) {
 		return strings.ToLower(rev), nil
 	}
-	v, err, _ := flight.Do(g.loc.key, func() (any, error) { return g.update(ctx, auth) })
+	if refs := g.listedWithin(a.maxAge); refs != nil {
+		if h, ok := matchRef(refs, rev); ok {
+			return h.String(), nil
+		}
+	}
+	v, err, _ := a.flight.Do(g.loc.key, func() (any, error) { return g.update(ctx, a.auth) })
 	if err != nil {
 		return "", err
 	}
@@ -71,6 +84,17 @@ func (g *gitRepo) resolve(ctx context.Context, rev string, auth remoteAuth, flig
 		return g.findCommit(rev)
 	}
 	return "", fmt.Errorf("no branch, tag or commit named %q", rev)
+}
+
+// listedWithin returns the remote's refs as last listed, when that was
+// no longer ago than maxAge; nil otherwise.
+func (g *gitRepo) listedWithin(maxAge time.Duration) remoteRefs {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if maxAge <= 0 || g.refs == nil || time.Since(g.checked) > maxAge {
+		return nil
+	}
+	return g.refs
 }
 
 // update lists the remote's refs and fetches when any of them is missing
@@ -101,6 +125,7 @@ func (g *gitRepo) update(ctx context.Context, a remoteAuth) (remoteRefs, error) 
 			return nil, g.redact(fmt.Errorf("fetch: %w", err), a.cred)
 		}
 	}
+	g.refs, g.checked = refs, time.Now()
 	return refs, nil
 }
 
@@ -203,8 +228,8 @@ func (g *gitRepo) reopenLocked() (*git.Repository, error) {
 	return repo, nil
 }
 
-func (g *gitRepo) resolveLocal(rev string) (string, error) {
-	refs, err := g.localRefsCached()
+func (g *gitRepo) resolveLocal(rev string, maxAge time.Duration) (string, error) {
+	refs, err := g.localRefsCached(maxAge)
 	if err != nil {
 		return "", err
 	}
@@ -222,10 +247,14 @@ func (g *gitRepo) resolveLocal(rev string) (string, error) {
 
 // localRefsCached returns the refs of a local repository, read again only
 // when they changed on disk (the repository is then reopened too, so new
-// objects are seen).
-func (g *gitRepo) localRefsCached() (remoteRefs, error) {
+// objects are seen). Refs found current no longer ago than maxAge are
+// returned without looking.
+func (g *gitRepo) localRefsCached(maxAge time.Duration) (remoteRefs, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if maxAge > 0 && g.refs != nil && g.stamp != "" && time.Since(g.checked) <= maxAge {
+		return g.refs, nil
+	}
 	stamp, ok := refsStamp(g.loc.path)
 	if ok && g.refs != nil && stamp == g.stamp {
 		g.checked = time.Now()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -61,6 +62,35 @@ func TestCheckoutReadsTheCommit(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("%s: app/cm.yaml = %q, want %q", rev, got, want)
 		}
+	}
+}
+
+// A comparison pins its revision to a SHA and checks that out: a commit
+// read before comes from memory, but only for the repository it was read
+// from.
+func TestCheckoutOfAPinnedCommit(t *testing.T) {
+	repo := newTestRepo(t)
+	served := filepath.Dir(repo.bare)
+	otherWork := t.TempDir()
+	runGit(t, otherWork, "init", "-q", "-b", "main")
+	commitFiles(t, otherWork, "other", map[string]string{"other.yaml": "other: true\n"})
+	runGit(t, served, "clone", "-q", "--bare", otherWork, "other.git")
+	srv := serveGit(t, served, "", "")
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	byBranch, err := repos.Checkout(t.Context(), srv.URL+"/repo.git", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := repos.Checkout(t.Context(), srv.URL+"/repo.git", strings.ToUpper(repo.second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned != byBranch {
+		t.Errorf("the pinned commit was read again")
+	}
+	_, err = repos.Checkout(t.Context(), srv.URL+"/other.git", repo.second)
+	if err == nil || !strings.Contains(err.Error(), "no branch, tag or commit named") {
+		t.Errorf("a commit of repo.git checked out from other.git: err = %v", err)
 	}
 }
 
@@ -228,5 +258,50 @@ func TestLocalRepoSeesNewCommitsAndBranches(t *testing.T) {
 	}
 	if b, err := tree.ReadFile("app/cm.yaml"); err != nil || string(b) != "rev: fourth\n" {
 		t.Errorf("app/cm.yaml at main = %q, %v", b, err)
+	}
+}
+
+// A resolution with a MaxAge answers from the refs listed within it and
+// lists them again once they are older; one without lists them now.
+func TestResolveReusesRecentRefs(t *testing.T) {
+	repo := newTestRepo(t)
+	srv := serveGit(t, filepath.Dir(repo.bare), "", "")
+	repos := NewRepos(ReposOptions{CacheDir: t.TempDir()})
+	remote := srv.URL + "/repo.git"
+	for _, url := range []string{remote, repo.work} {
+		if got, err := repos.Resolve(t.Context(), url, "main"); err != nil || got != repo.second {
+			t.Fatalf("%s: main = %s, %v; want %s", url, got, err, repo.second)
+		}
+	}
+	third := commitFiles(t, repo.work, "third", map[string]string{"app/cm.yaml": "rev: third\n"})
+	runGit(t, repo.work, "push", "-q", repo.bare, "main")
+	lists := srv.lists.Load()
+	tests := []struct {
+		name   string
+		url    string
+		maxAge time.Duration
+		want   string
+	}{
+		{"remote, listed within MaxAge", remote, time.Minute, repo.second},
+		{"local, read within MaxAge", repo.work, time.Minute, repo.second},
+		{"remote, listed longer ago", remote, time.Nanosecond, third},
+		{"local, read longer ago", repo.work, time.Nanosecond, third},
+		{"remote, listed again since", remote, time.Minute, third},
+		{"local, read again since", repo.work, time.Minute, third},
+	}
+	for _, tc := range tests {
+		got, err := repos.ResolveWith(t.Context(), tc.url, "main", ResolveOptions{MaxAge: tc.maxAge})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: main = %s, want %s", tc.name, got, tc.want)
+		}
+		if tc.name == "remote, listed within MaxAge" && srv.lists.Load() != lists {
+			t.Errorf("%s: the remote was listed again", tc.name)
+		}
+	}
+	if got, err := repos.ResolveWith(t.Context(), remote, "dev", ResolveOptions{MaxAge: time.Minute}); err != nil || got != repo.dev {
+		t.Errorf("dev = %s, %v; want %s", got, err, repo.dev)
 	}
 }

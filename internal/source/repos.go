@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -107,6 +108,14 @@ func (r *Repos) Checkout(ctx context.Context, repoURL, revision string) (*Tree, 
 	if loc.kind == locFolder {
 		return ReadDir(ctx, loc.path)
 	}
+	if isFullSHA(revision) {
+		// A commit read from this repository before is that commit: a
+		// comparison pins its revision and checks it out, and need not
+		// look the commit up twice.
+		if t, ok := r.trees.get(treeKey(loc, strings.ToLower(revision))); ok {
+			return t, nil
+		}
+	}
 	sha, err := r.Resolve(ctx, repoURL, revision)
 	if err != nil {
 		return nil, err
@@ -118,6 +127,21 @@ func (r *Repos) Checkout(ctx context.Context, repoURL, revision string) (*Tree, 
 // SHA, HEAD or "") names in the repository at repoURL, fetching the
 // repository first when it is remote. A plain folder resolves to "".
 func (r *Repos) Resolve(ctx context.Context, repoURL, revision string) (string, error) {
+	return r.ResolveWith(ctx, repoURL, revision, ResolveOptions{})
+}
+
+// ResolveOptions say how current a resolution must be.
+type ResolveOptions struct {
+	// MaxAge lets the refs the repository had when last listed (a remote's
+	// ls-remote, a local repository's refs on disk) answer when they were
+	// listed no longer ago than this: a round of periodic refreshes of the
+	// apps of one repository then lists its refs a few times, not once per
+	// app. Zero lists them now.
+	MaxAge time.Duration
+}
+
+// ResolveWith is Resolve with options.
+func (r *Repos) ResolveWith(ctx context.Context, repoURL, revision string, opts ResolveOptions) (string, error) {
 	loc, err := r.locate(repoURL)
 	if err != nil {
 		return "", err
@@ -135,7 +159,7 @@ func (r *Repos) Resolve(ctx context.Context, repoURL, revision string) (string, 
 			return "", err
 		}
 	}
-	sha, err := repo.resolve(ctx, revision, auth, &r.flight)
+	sha, err := repo.resolve(ctx, revision, resolveArgs{auth: auth, flight: &r.flight, maxAge: opts.MaxAge})
 	if err != nil {
 		return "", fmt.Errorf("resolve revision %q of %s: %w", displayRevision(revision), loc.display, err)
 	}
@@ -146,12 +170,13 @@ func (r *Repos) Resolve(ctx context.Context, repoURL, revision string) (string, 
 // Tree returns the tree of commit sha in the repository at repoURL. The
 // commit must have been fetched (Resolve does that).
 func (r *Repos) Tree(ctx context.Context, repoURL, sha string) (*Tree, error) {
-	if t, ok := r.trees.get(sha); ok {
-		return t, nil
-	}
 	loc, err := r.locate(repoURL)
 	if err != nil {
 		return nil, err
+	}
+	key := treeKey(loc, sha)
+	if t, ok := r.trees.get(key); ok {
+		return t, nil
 	}
 	repo, err := r.repo(loc)
 	if err != nil {
@@ -161,9 +186,15 @@ func (r *Repos) Tree(ctx context.Context, repoURL, sha string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s of %s: %w", sha, loc.display, err)
 	}
-	r.trees.put(sha, t)
+	r.trees.put(key, t)
 	return t, nil
 }
+
+// treeKey names the tree of commit sha read from the repository at loc.
+// Trees are kept per repository: a commit of one repository must not be
+// handed out for another that was never seen to have it (an app may not
+// be allowed to read the first).
+func treeKey(loc location, sha string) string { return loc.key + "@" + sha }
 
 func displayRevision(rev string) string {
 	if rev == "" {
@@ -261,7 +292,8 @@ func (r *Repos) repo(loc location) (*gitRepo, error) {
 	return g, nil
 }
 
-// treeCache keeps the most recently used trees, bounded by count.
+// treeCache keeps the most recently used trees by treeKey, bounded by
+// count.
 type treeCache struct {
 	mu    sync.Mutex
 	max   int
