@@ -65,6 +65,9 @@ func TestPredictionsKeepNoSecondCopy(t *testing.T) {
 			if hit && !equality.Semantic.DeepEqual(got.Object, objs[tc.want].Object) {
 				t.Errorf("prediction = %v, want %s: %v", got.Object, tc.want, objs[tc.want].Object)
 			}
+			if hit && !tc.wantKept && got != getLive {
+				t.Error("a prediction that is the live object was copied")
+			}
 		})
 	}
 }

@@ -20,7 +20,9 @@ const (
 )
 
 // Predictor predicts the object the API server would store if desired were
-// applied: a dry-run apply in the application's apply mode.
+// applied: a dry-run apply in the application's apply mode. The object
+// returned is read, never changed: a Predictor may hand out one it keeps
+// (Compare normalizes a copy).
 type Predictor interface {
 	Predict(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error)
 }
