@@ -41,8 +41,21 @@ type Comparison struct {
 	Warnings []string
 	// Memoized says the outcome (Resources, Sync, Health) is the app's
 	// last comparison's, whose inputs were the same: Diffs and Hooks are
-	// not computed then.
+	// not computed then, and Live holds no child Applications.
 	Memoized bool
+	// children are the app's child Applications as the controller's cache
+	// holds them, not yet converted into Live.
+	children []*v1alpha1.Application
+}
+
+// convertChildren adds the child Applications to Live.
+func (cmp *Comparison) convertChildren() error {
+	live, err := liveList{objs: cmp.Live, children: cmp.children}.all()
+	if err != nil {
+		return err
+	}
+	cmp.Live, cmp.children = live, nil
+	return nil
 }
 
 // CompareOptions say how to compare an app.
@@ -80,6 +93,9 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 			}
 		}
 	}
+	if err := cmp.convertChildren(); err != nil {
+		return nil, err
+	}
 	if err := diffAll(ctx, tgt, app, cmp); err != nil {
 		return nil, err
 	}
@@ -104,6 +120,9 @@ func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, ap
 	if err != nil {
 		return nil, err
 	}
+	if err := cmp.convertChildren(); err != nil {
+		return nil, err
+	}
 	if err := diffAll(ctx, tgt, app, cmp); err != nil {
 		return nil, err
 	}
@@ -112,6 +131,8 @@ func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, ap
 
 // listRendered prepares what app rendered to and lists the live objects
 // its tracking finds, or the copies in applied where those are newer.
+// Child Applications stay unconverted (Comparison.children) unless
+// applied are given.
 func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, res *Rendered, s *Settings,
 	applied ...*unstructured.Unstructured) (*Comparison, error) {
 	desired, err := PrepareDesired(tgt, app, res.Objects, s)
@@ -119,12 +140,19 @@ func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, ap
 		return nil, err
 	}
 	tracking := s.TrackingOf(app.Name)
-	live, err := c.Live(ctx, tgt, app, tracking, KindsOf(desired, app.Status.Resources))
+	listed, err := c.listLive(ctx, tgt, app, tracking, KindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return nil, err
 	}
-	live = newest(live, applied, tracking)
-	return &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: live, Tracking: tracking}, nil
+	cmp := &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: listed.objs, Tracking: tracking,
+		children: listed.children}
+	if len(applied) > 0 {
+		if err := cmp.convertChildren(); err != nil {
+			return nil, err
+		}
+		cmp.Live = newest(cmp.Live, applied, tracking)
+	}
+	return cmp, nil
 }
 
 // diffAll compares every desired object with its live counterpart (in

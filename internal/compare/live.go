@@ -70,6 +70,36 @@ func KindsOf(objs []*unstructured.Unstructured, last []v1alpha1.ResourceStatus) 
 // a change to one of the app's objects then refreshes the app at once.
 // Child Applications at the local destination come from Options.Apps.
 func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) ([]*unstructured.Unstructured, error) {
+	listed, err := c.listLive(ctx, tgt, app, tracking, kinds)
+	if err != nil {
+		return nil, err
+	}
+	return listed.all()
+}
+
+// liveList is what listLive found: objects, and the app's child
+// Applications as the controller's cache holds them (not to be changed),
+// converted only when a comparison needs them: a memoized one does not.
+type liveList struct {
+	objs     []*unstructured.Unstructured
+	children []*v1alpha1.Application
+}
+
+// all returns every live object, the children converted.
+func (l liveList) all() ([]*unstructured.Unstructured, error) {
+	out := l.objs
+	for _, a := range l.children {
+		u, err := appObject(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// listLive is Live with the child Applications left unconverted.
+func (c *Comparer) listLive(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) (liveList, error) {
 	list, byManager := tgt.Live.ListTracked, false
 	for _, d := range app.Spec.IgnoreDifferences {
 		if len(d.ManagedFieldsManagers) > 0 {
@@ -81,21 +111,21 @@ func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alp
 	if len(others) == len(kinds) || !c.ownsApps(tgt) || byManager {
 		others = kinds // the controller's cache of Applications drops managedFields too
 	}
-	var live []*unstructured.Unstructured
+	var out liveList
 	if len(others) > 0 { // no kinds would mean every kind of the cluster
 		var err error
-		if live, err = list(ctx, tracking, kube.ListOptions{Kinds: others}); err != nil {
-			return nil, fmt.Errorf("list live objects: %w", err)
+		if out.objs, err = list(ctx, tracking, kube.ListOptions{Kinds: others}); err != nil {
+			return liveList{}, fmt.Errorf("list live objects: %w", err)
 		}
 	}
 	if len(others) < len(kinds) {
 		children, err := c.childApps(ctx, tracking)
 		if err != nil {
-			return nil, fmt.Errorf("list live objects: %w", err)
+			return liveList{}, fmt.Errorf("list live objects: %w", err)
 		}
-		live = append(live, children...)
+		out.children = children
 	}
-	return live, nil
+	return out, nil
 }
 
 // watch makes the target's live cache watch the kinds an app manages
@@ -141,32 +171,42 @@ func newest(live, applied []*unstructured.Unstructured, tracking kube.Tracking) 
 	return live
 }
 
-// childApps returns the Applications tracking says belong to the app,
-// from Options.Apps.
-func (c *Comparer) childApps(ctx context.Context, tracking kube.Tracking) ([]*unstructured.Unstructured, error) {
+// childApps returns the Applications tracking says belong to the app:
+// the cache's own copies, from Options.Apps.
+func (c *Comparer) childApps(ctx context.Context, tracking kube.Tracking) ([]*v1alpha1.Application, error) {
 	apps := &v1alpha1.ApplicationList{}
-	// The cache's own copies: each is converted (copied) below, and only
-	// the app's children are.
 	if err := c.opts.Apps.List(ctx, apps, client.InNamespace(c.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	var out []*unstructured.Unstructured
+	var out []*v1alpha1.Application
 	for i := range apps.Items {
 		a := &apps.Items[i]
 		if kube.NamedApp(tracking.InstallationID, a.Annotations, a.Labels) != tracking.AppName {
 			continue
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
-		if err != nil {
-			return nil, fmt.Errorf("convert application %s: %w", a.Name, err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
-		if tracking.Tracks(u) {
-			out = append(out, u)
+		// What tracking reads: kind, name and metadata.
+		meta := &unstructured.Unstructured{}
+		meta.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
+		meta.SetNamespace(a.Namespace)
+		meta.SetName(a.Name)
+		meta.SetAnnotations(a.Annotations)
+		meta.SetLabels(a.Labels)
+		if tracking.Tracks(meta) {
+			out = append(out, a)
 		}
 	}
 	return out, nil
+}
+
+// appObject converts (copies) an Application into an unstructured object.
+func appObject(a *v1alpha1.Application) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+	if err != nil {
+		return nil, fmt.Errorf("convert application %s: %w", a.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
+	return u, nil
 }
 
 func refKey(gk schema.GroupKind, namespace, name string) string {

@@ -93,17 +93,20 @@ func keyOf(in memoInputs) (memoKey, bool) {
 	for _, r := range in.cmp.Revisions {
 		write(r)
 	}
-	writeVersions(h, write, in.cmp.Live)
+	writeVersions(h, write, in.cmp.Live, in.cmp.children)
 	h.Sum(k[:0])
 	return k, true
 }
 
-// writeVersions writes the identity and resourceVersion of every object,
-// in a stable order.
-func writeVersions(h hash.Hash, write func(string), objs []*unstructured.Unstructured) {
-	refs := make([]string, len(objs))
-	for i, o := range objs {
-		refs[i] = objKey(o) + "@" + o.GetResourceVersion()
+// writeVersions writes the identity and resourceVersion of every object
+// and child Application, in a stable order.
+func writeVersions(h hash.Hash, write func(string), objs []*unstructured.Unstructured, children []*v1alpha1.Application) {
+	refs := make([]string, 0, len(objs)+len(children))
+	for _, o := range objs {
+		refs = append(refs, objKey(o)+"@"+o.GetResourceVersion())
+	}
+	for _, a := range children {
+		refs = append(refs, refKey(ApplicationGK, a.Namespace, a.Name)+"@"+a.ResourceVersion)
 	}
 	slices.Sort(refs)
 	_ = binary.Write(h, binary.LittleEndian, uint32(len(refs)))

@@ -35,6 +35,12 @@ func TestMemo(t *testing.T) {
 	webhook.SetAPIVersion("admissionregistration.k8s.io/v1")
 	webhook.Object["webhooks"] = []any{map[string]any{"name": "w", "clientConfig": map[string]any{
 		"service": map[string]any{"namespace": "ns", "name": "hook"}}}}
+	child := &v1alpha1.Application{}
+	child.Namespace, child.Name, child.ResourceVersion = "argocd", "child", "4"
+	converted, err := appObject(child)
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := func() memoInputs {
 		app := &v1alpha1.Application{}
 		app.Namespace, app.Name, app.UID = "argocd", "web", "uid-1"
@@ -42,7 +48,7 @@ func TestMemo(t *testing.T) {
 		app.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://example.com/repo.git", Path: "web"}
 		app.Status.History = v1alpha1.RevisionHistories{{ID: 1}}
 		return memoInputs{app: app, settings: &settings, target: target, cmp: &Comparison{
-			Revisions: []string{"aaa"}, Live: []*unstructured.Unstructured{obj("ConfigMap", "a", "1"), obj("Secret", "b", "2")},
+			Revisions: []string{"aaa"}, Live: []*unstructured.Unstructured{obj("ConfigMap", "a", "1"), obj("Secret", "b", "2"), converted},
 		}}
 	}
 	tests := map[string]struct {
@@ -51,16 +57,24 @@ func TestMemo(t *testing.T) {
 	}{
 		"nothing changed":               {change: func(*memoInputs) {}, hit: true},
 		"live objects in another order": {change: func(in *memoInputs) { slices.Reverse(in.cmp.Live) }, hit: true},
-		"a live object's version":       {change: func(in *memoInputs) { in.cmp.Live[1].SetResourceVersion("5") }},
-		"a live object more":            {change: func(in *memoInputs) { in.cmp.Live = append(in.cmp.Live, obj("ConfigMap", "c", "1")) }},
-		"a live object less":            {change: func(in *memoInputs) { in.cmp.Live = in.cmp.Live[:1] }},
-		"the revision":                  {change: func(in *memoInputs) { in.cmp.Revisions = []string{"bbb"} }},
-		"an annotation":                 {change: func(in *memoInputs) { in.app.Annotations["a"] = "2" }},
-		"the spec":                      {change: func(in *memoInputs) { in.app.Spec.Source.Path = "api" }},
-		"the app recreated":             {change: func(in *memoInputs) { in.app.UID = "uid-2" }},
-		"never synced since":            {change: func(in *memoInputs) { in.app.Status.History = nil }},
-		"the settings":                  {change: func(in *memoInputs) { in.settings = &otherSettings }},
-		"the destination":               {change: func(in *memoInputs) { in.target = &destination.Target{Kube: &kube.Cluster{}} }},
+		"a child Application not converted yet": {change: func(in *memoInputs) {
+			in.cmp.Live, in.cmp.children = in.cmp.Live[:2], []*v1alpha1.Application{child}
+		}, hit: true},
+		"a child Application's version": {change: func(in *memoInputs) {
+			newer := child.DeepCopy()
+			newer.ResourceVersion = "6"
+			in.cmp.Live, in.cmp.children = in.cmp.Live[:2], []*v1alpha1.Application{newer}
+		}},
+		"a live object's version": {change: func(in *memoInputs) { in.cmp.Live[1].SetResourceVersion("5") }},
+		"a live object more":      {change: func(in *memoInputs) { in.cmp.Live = append(in.cmp.Live, obj("ConfigMap", "c", "1")) }},
+		"a live object less":      {change: func(in *memoInputs) { in.cmp.Live = in.cmp.Live[:1] }},
+		"the revision":            {change: func(in *memoInputs) { in.cmp.Revisions = []string{"bbb"} }},
+		"an annotation":           {change: func(in *memoInputs) { in.app.Annotations["a"] = "2" }},
+		"the spec":                {change: func(in *memoInputs) { in.app.Spec.Source.Path = "api" }},
+		"the app recreated":       {change: func(in *memoInputs) { in.app.UID = "uid-2" }},
+		"never synced since":      {change: func(in *memoInputs) { in.app.Status.History = nil }},
+		"the settings":            {change: func(in *memoInputs) { in.settings = &otherSettings }},
+		"the destination":         {change: func(in *memoInputs) { in.target = &destination.Target{Kube: &kube.Cluster{}} }},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
