@@ -134,17 +134,6 @@ func sameDeclaration(live, want *unstructured.Unstructured) bool {
 		equality.Semantic.DeepEqual(live.GetFinalizers(), want.GetFinalizers())
 }
 
-// ToUnstructured converts a typed Application for Create.
-func ToUnstructured(app *v1alpha1.Application) (*unstructured.Unstructured, error) {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
-	if err != nil {
-		return nil, fmt.Errorf("convert application %q: %w", app.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
-	return u, nil
-}
-
 // Set changes an app's spec from AppOptions, like `argocd app set`.
 type Set struct {
 	Client  *Client

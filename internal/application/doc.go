@@ -2,7 +2,8 @@
 // wavecd's parts share beyond its API type (api/v1alpha1): the refresh
 // request (the argocd.argoproj.io/refresh annotation, set over the
 // Kubernetes API by AnnotationRefresher), listing the apps of some
-// namespaces (Lister), a missing app (NotFoundError), references to the
+// namespaces (Lister), a missing app (NotFoundError), the app as an
+// unstructured object (ToUnstructured), references to the
 // resources an app manages (IsApplication), wavecd's wavecd.io/depends-on,
 // conditions, and the progress of a running sync as
 // status.operationState.wavecdState records it (SyncProgress, the one

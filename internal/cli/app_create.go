@@ -16,6 +16,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // specFlags are the spec flags `app create` and `app set` share.
@@ -150,7 +151,7 @@ func (cf *createFlags) apps(s Streams, opts appclient.AppOptions, args []string)
 		if err := opts.Apply(&app.Spec); err != nil {
 			return nil, err
 		}
-		u, err := appclient.ToUnstructured(app)
+		u, err := application.ToUnstructured(app)
 		if err != nil {
 			return nil, err
 		}

@@ -107,7 +107,7 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 	}
 	cmp.Resources, cmp.Health = resourceStatuses(cmp, s, eps)
 	if co.Memo {
-		c.memo.put(in, cmp)
+		c.memo.put(in)
 	}
 	return cmp, nil
 }

@@ -8,11 +8,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -89,7 +89,7 @@ type liveList struct {
 func (l liveList) all() ([]*unstructured.Unstructured, error) {
 	out := l.objs
 	for _, a := range l.children {
-		u, err := appObject(a)
+		u, err := application.ToUnstructured(a)
 		if err != nil {
 			return nil, err
 		}
@@ -196,17 +196,6 @@ func (c *Comparer) childApps(ctx context.Context, tracking kube.Tracking) ([]*v1
 		}
 	}
 	return out, nil
-}
-
-// appObject converts (copies) an Application into an unstructured object.
-func appObject(a *v1alpha1.Application) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
-	if err != nil {
-		return nil, fmt.Errorf("convert application %s: %w", a.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind))
-	return u, nil
 }
 
 func refKey(gk schema.GroupKind, namespace, name string) string {

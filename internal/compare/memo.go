@@ -131,12 +131,14 @@ func (m *memo) get(in memoInputs, key memoKey) (*memoEntry, bool) {
 // last one, nothing it was computed from having changed.
 func (c *Comparer) Memoized() uint64 { return c.memo.hits.Load() }
 
-// put memoizes cmp, the outcome for in. The key is made from the live
-// objects the comparison ended with: a cached copy it replaced with the
-// API server's (a cache behind a write) keeps the next comparison, which
-// reads the cache again, from matching until the cache catches up.
-func (m *memo) put(in memoInputs, cmp *Comparison) {
-	key, ok := keyOf(memoInputs{app: in.app, settings: in.settings, target: in.target, cmp: cmp})
+// put memoizes in.cmp, the outcome of the comparison in sums up. The key
+// is made from the live objects the comparison ended with: a cached copy
+// it replaced with the API server's (a cache behind a write) keeps the
+// next comparison, which reads the cache again, from matching until the
+// cache catches up.
+func (m *memo) put(in memoInputs) {
+	cmp := in.cmp
+	key, ok := keyOf(in)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -37,7 +38,7 @@ func TestMemo(t *testing.T) {
 		"service": map[string]any{"namespace": "ns", "name": "hook"}}}}
 	child := &v1alpha1.Application{}
 	child.Namespace, child.Name, child.ResourceVersion = "argocd", "child", "4"
-	converted, err := appObject(child)
+	converted, err := application.ToUnstructured(child)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestMemo(t *testing.T) {
 			first := base()
 			first.cmp.Resources = []v1alpha1.ResourceStatus{{Kind: "ConfigMap", Name: "a", Status: v1alpha1.SyncStatusCodeSynced}}
 			first.cmp.Sync = v1alpha1.SyncStatusCodeSynced
-			m.put(first, first.cmp)
+			m.put(first)
 			first.cmp.Resources[0].Name = "changed after"
 			in := base()
 			tc.change(&in)

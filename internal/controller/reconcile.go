@@ -248,15 +248,14 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 	if kind == noRefresh {
 		return 0, nil
 	}
-	_, asked := app.Annotations[AnnotationRefresh]
 	last, before := r.compared.get(app.Name)
-	if started, running := r.runners.since(app.Name); running && before && !asked && kind == normalRefresh {
+	if started, running := r.runners.since(app.Name); running && before && kind == normalRefresh {
 		if pause := r.syncRefreshEvery(app) - r.now().Sub(latest(last, started)); pause > 0 {
 			r.refreshes.mark(app.Name, normalRefresh)
 			return pause, nil
 		}
 	}
-	if before && !asked {
+	if _, asked := app.Annotations[AnnotationRefresh]; before && !asked {
 		st.Quiet(reconciledAtMaxAge, r.now)
 	}
 	return 0, r.refresh(ctx, req.target, app, req.proj, req.settings, kind)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,10 +72,7 @@ func (o *Options) defaults() {
 	}
 }
 
-var (
-	appGVK     = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: v1alpha1.ApplicationKind}
-	projectGVK = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: "AppProject"}
-)
+var projectGVK = schema.GroupVersionKind{Group: v1alpha1.Group, Version: v1alpha1.Version, Kind: "AppProject"}
 
 // Controller sends the notifications Applications are subscribed to. It
 // is a manager.Runnable: Start blocks until ctx ends. Added to a manager
@@ -147,18 +143,6 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func ptrTrue() *bool { b := true; return &b }
-
-// appObject is app as the unstructured object triggers and templates
-// read, converted from the typed one the cache keeps.
-func appObject(app *v1alpha1.Application) (*unstructured.Unstructured, error) {
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
-	if err != nil {
-		return nil, fmt.Errorf("convert application %s: %w", app.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetGroupVersionKind(appGVK)
-	return u, nil
-}
 
 // Start runs the controller until ctx ends, then waits for the
 // deliveries in flight to stop.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
@@ -119,7 +120,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !syncStatusRefreshed(typed) {
 		return again, nil // the app's next status write queues it
 	}
-	app, err := appObject(typed)
+	app, err := application.ToUnstructured(typed)
 	if err != nil {
 		return again, err
 	}

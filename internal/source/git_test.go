@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,6 +88,24 @@ func TestCheckoutOfAPinnedCommit(t *testing.T) {
 	}
 	if pinned != byBranch {
 		t.Errorf("the pinned commit was read again")
+	}
+	// A local repository whose refs can no longer be read resolves
+	// nothing, but a commit read from it before still checks out.
+	if _, err := repos.Checkout(t.Context(), repo.work, "main"); err != nil {
+		t.Fatal(err)
+	}
+	refs := filepath.Join(repo.work, ".git", "refs")
+	if err := os.RemoveAll(refs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(refs, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repos.Resolve(t.Context(), repo.work, "main"); err == nil {
+		t.Fatal("main resolved in a repository without refs")
+	}
+	if _, err := repos.Checkout(t.Context(), repo.work, repo.second); err != nil {
+		t.Errorf("checkout of a commit read before: %v", err)
 	}
 	_, err = repos.Checkout(t.Context(), srv.URL+"/other.git", repo.second)
 	if err == nil || !strings.Contains(err.Error(), "no branch, tag or commit named") {
