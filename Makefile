@@ -8,7 +8,7 @@ LDFLAGS := -X github.com/wavecd/wavecd/internal/buildinfo.Version=$(VERSION) \
 SHARED ?= ../shared
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -76,7 +76,7 @@ rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS
 	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
 	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
-test: chromium build lint test-main test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), each fuzz target briefly and the health conformance suite
+test: chromium build lint test-main test-race test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), the controller's again under the race detector, each fuzz target briefly and the health conformance suite
 
 # The web UI's browser tests drive Chromium (Debian's package, or
 # WAVECD_CHROMIUM): say how to get it before minutes go to other packages.
@@ -87,6 +87,13 @@ chromium:
 
 test-main: ## tests of the main module (each package with a cluster starts its own)
 	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# The controller hands apps between reconciles, sync runners and their
+# writes: its tests run again under the race detector.
+RACE_PACKAGES ?= ./internal/controller/ ./internal/appstatus/
+
+test-race: ## the controller's tests under the race detector
+	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES)
 
 test-localcluster: ## tests of the localcluster module
 	cd localcluster && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -149,7 +149,11 @@ func describe(app *v1alpha1.Application) string {
 	if app == nil {
 		return "(no app)"
 	}
-	s := fmt.Sprintf("sync=%s health=%s", app.Status.Sync.Status, app.Status.Health.Status)
+	s := fmt.Sprintf("sync=%s health=%s revision=%s history=%d", app.Status.Sync.Status, app.Status.Health.Status,
+		app.Status.Sync.Revision, len(app.Status.History))
+	if app.Operation != nil {
+		s += " operation requested"
+	}
 	if op := app.Status.OperationState; op != nil {
 		s += fmt.Sprintf(" op=%s %q", op.Phase, op.Message)
 	}

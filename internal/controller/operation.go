@@ -315,7 +315,9 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 	}
 	if request != nil {
 		// The operation was asked for from this copy, which includes the
-		// controller's last write (ReadCurrent): nothing ran it since.
+		// controller's last write (ReadCurrent): nothing ran it since. The
+		// request's write owns app; the runner reads a copy of its own.
+		req.app = app.DeepCopy()
 		r.runners.wrote(app.Name, app.DeepCopy())
 		r.deferRequest(runCtx, app.Name, request)
 		go r.runOperation(runCtx, req)
@@ -334,6 +336,9 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 			return client.IgnoreNotFound(err)
 		}
 		req.app = fresh
+	} else {
+		// The runner reads a copy of its own: the reconcile goes on with app.
+		req.app = app.DeepCopy()
 	}
 	r.runners.wrote(app.Name, req.app.DeepCopy())
 	go r.runOperation(runCtx, req)
@@ -394,7 +399,8 @@ func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Applicati
 }
 
 func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
-	time.AfterFunc(d, func() { r.enqueue(app.Namespace, app.Name) })
+	namespace, name := app.Namespace, app.Name // app is written meanwhile
+	time.AfterFunc(d, func() { r.enqueue(namespace, name) })
 }
 
 // saveState writes the operation state; fields other than operationState

@@ -17,13 +17,16 @@ import (
 const InClusterServer = cluster.InClusterServer
 
 // getProject reads the app's AppProject, creating the permissive `default`
-// project when it is the one named and missing (as Argo CD does).
+// project when it is the one named and missing (as Argo CD does). The
+// project is the cache's own copy: callers read it, never change it.
 func getProject(ctx context.Context, c client.Client, namespace, name string) (*v1alpha1.AppProject, error) {
 	if name == "" {
 		name = "default"
 	}
+	// The cache's own copy, read by every reconcile and sync of the
+	// project's apps: it is only read.
 	proj := &v1alpha1.AppProject{}
-	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, proj)
+	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, proj, client.UnsafeDisableDeepCopy)
 	if err == nil || !apierrors.IsNotFound(err) || name != "default" {
 		if err != nil {
 			return nil, fmt.Errorf("read AppProject %s: %w", name, err)

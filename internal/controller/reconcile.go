@@ -126,9 +126,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	res, err := r.reconcileApp(ctx, app)
 	r.metrics.ObserveReconcile(req.Namespace, req.Name, metrics.ResultOf(err), time.Since(start))
-	if app.DeletionTimestamp == nil {
-		r.metrics.SetAppInfo(app)
-	}
 	return res, err
 }
 
@@ -141,21 +138,33 @@ const staleCopyRequeue = 500 * time.Millisecond
 // (conditions, the comparison, an automated sync, the refresh request
 // answered, finalizers removed) goes into one pending patch of the app,
 // written once at the end, whatever path the decision took; then the sync
-// runner it asked for starts, seeing the app as written.
+// runner it asked for starts, seeing the app as written. The app's metrics
+// are recorded before: from then on the runner, and the request it writes,
+// own app.
 func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
 	st := r.status.Begin(app)
 	res, run, err := r.decide(ctx, st)
 	if err == nil && run != nil && run.requested && st.StatusOnly() {
 		// The sync's first write carries the request (deferRequest).
+		r.setAppInfo(app)
 		return res, r.startRunner(ctx, *run, st)
 	}
-	if werr := st.Flush(ctx); err == nil && werr != nil {
+	werr := st.Flush(ctx)
+	r.setAppInfo(app)
+	if err == nil && werr != nil {
 		return reconcile.Result{}, werr
 	}
 	if err != nil || run == nil {
 		return res, err
 	}
 	return res, r.startRunner(ctx, *run, nil)
+}
+
+// setAppInfo records app's project, health and sync status as metrics.
+func (r *Reconciler) setAppInfo(app *v1alpha1.Application) {
+	if app.DeletionTimestamp == nil {
+		r.metrics.SetAppInfo(app)
+	}
 }
 
 // decide is the reconcile's bookkeeping, in order: settings, deletion,
@@ -488,8 +497,10 @@ type settingsCache struct {
 }
 
 func (c *settingsCache) get(ctx context.Context, cl client.Client, opts Options) (*Settings, error) {
+	// The cache's own copy: only its version is read, and its data when
+	// parsed, which Settings keeps and never changes.
 	cm := &corev1.ConfigMap{}
-	err := cl.Get(ctx, types.NamespacedName{Namespace: opts.Namespace, Name: SettingsConfigMap}, cm)
+	err := cl.Get(ctx, types.NamespacedName{Namespace: opts.Namespace, Name: SettingsConfigMap}, cm, client.UnsafeDisableDeepCopy)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("read %s: %w", SettingsConfigMap, err)
 	}
