@@ -3,6 +3,7 @@ package appstatus
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -152,9 +153,19 @@ func removedAnnotations(base, app *v1alpha1.Application) []string {
 func (p *Patch) unchanged() bool {
 	base := p.base.Status.ReconciledAt
 	if p.quietMaxAge == 0 || base == nil || p.now().Sub(base.Time) >= p.quietMaxAge {
-		return equality.Semantic.DeepEqual(p.app, p.base)
+		return sameApp(p.app, p.base)
 	}
 	return OnlyTimestamps(p.app, p.base)
+}
+
+// sameApp reports whether a and b are semantically equal (times by
+// instant, quantities by value). Most are equal as Go values too (b is a
+// copy of a, and a refresh that changed nothing leaves it so), which
+// reflect.DeepEqual tells five times faster, with a few allocations in
+// place of hundreds (BenchmarkOnlyTimestamps); only what it finds
+// different is compared semantically.
+func sameApp(a, b *v1alpha1.Application) bool {
+	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
 }
 
 // OnlyTimestamps reports whether app differs from base in nothing but the
@@ -165,5 +176,5 @@ func OnlyTimestamps(app, base *v1alpha1.Application) bool {
 	reconciled, observed := app.Status.ReconciledAt, app.Status.ObservedAt
 	defer func() { app.Status.ReconciledAt, app.Status.ObservedAt = reconciled, observed }()
 	app.Status.ReconciledAt, app.Status.ObservedAt = base.Status.ReconciledAt, base.Status.ObservedAt
-	return equality.Semantic.DeepEqual(app, base)
+	return sameApp(app, base)
 }

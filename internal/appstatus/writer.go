@@ -46,9 +46,11 @@ func NewWriter(c client.Client, reader client.Reader, written func(base, app *v1
 // write: it reports current false instead, and the
 // caller waits for the cache (the write's own watch event follows
 // within moments). An app missing from the cache is read from the API
-// server, which tells whether it is gone.
+// server, which tells whether it is gone. app is filled with the cache's
+// own copy (its maps and slices are the cache's): it is read, never
+// changed; Begin changes a copy of it.
 func (w *Writer) ReadCurrent(ctx context.Context, key client.ObjectKey, app *v1alpha1.Application) (current bool, err error) {
-	err = w.client.Get(ctx, key, app)
+	err = w.client.Get(ctx, key, app, client.UnsafeDisableDeepCopy)
 	switch {
 	case err == nil:
 		return w.versions.covers(key.Name, app.ResourceVersion), nil
@@ -61,10 +63,12 @@ func (w *Writer) ReadCurrent(ctx context.Context, key client.ObjectKey, app *v1a
 	return true, nil
 }
 
-// Begin starts a pending patch of app, which the caller then changes
-// through Patch.App and writes with Patch.Flush.
-func (w *Writer) Begin(app *v1alpha1.Application) *Patch {
-	return &Patch{w: w, app: app, base: app.DeepCopy()}
+// Begin starts a pending patch of the app as read, which the caller then
+// changes through Patch.App (a copy) and writes with Patch.Flush. read
+// is the patch's base and is never changed: it may be the cache's own
+// copy (ReadCurrent).
+func (w *Writer) Begin(read *v1alpha1.Application) *Patch {
+	return &Patch{w: w, app: read.DeepCopy(), base: read}
 }
 
 // Update reads the app key names, lets change change it, and writes the
@@ -81,24 +85,25 @@ func (w *Writer) Update(ctx context.Context, key client.ObjectKey, change func(a
 // step). It returns the app as written; last is not modified.
 func (w *Writer) UpdateFrom(ctx context.Context, key client.ObjectKey, last *v1alpha1.Application,
 	change func(app *v1alpha1.Application)) (*v1alpha1.Application, error) {
-	app, err := w.readFrom(ctx, key, last)
+	read, err := w.readFrom(ctx, key, last)
 	if err != nil {
 		return nil, fmt.Errorf("read application %s: %w", key.Name, err)
 	}
-	p := w.Begin(app)
-	change(app)
+	p := w.Begin(read)
+	change(p.App())
 	if err := p.Flush(ctx); err != nil {
 		return nil, err
 	}
-	return app, nil
+	return p.App(), nil
 }
 
 // readFrom reads the newest copy of the app it knows without a request
 // if it can: the cache's, or last, whichever is newer and includes the
-// controller's last write; else it reads the API server.
+// controller's last write; else it reads the API server. The app
+// returned is read only (the cache's own copy, or last itself).
 func (w *Writer) readFrom(ctx context.Context, key client.ObjectKey, last *v1alpha1.Application) (*v1alpha1.Application, error) {
 	app := &v1alpha1.Application{}
-	err := w.client.Get(ctx, key, app)
+	err := w.client.Get(ctx, key, app, client.UnsafeDisableDeepCopy)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
@@ -107,7 +112,7 @@ func (w *Writer) readFrom(ctx context.Context, key client.ObjectKey, last *v1alp
 	case err == nil && w.versions.covers(key.Name, app.ResourceVersion) && (!lastOK || newerOrSame(app.ResourceVersion, last.ResourceVersion)):
 		return app, nil
 	case lastOK:
-		return last.DeepCopy(), nil
+		return last, nil
 	}
 	if err := w.reader.Get(ctx, key, app); err != nil {
 		return nil, err

@@ -3,8 +3,8 @@ package compare
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"hash"
+	"maps"
 	"reflect"
 	"slices"
 	stdsync "sync"
@@ -79,13 +79,14 @@ func keyOf(in memoInputs) (memoKey, bool) {
 		_ = binary.Write(h, binary.LittleEndian, uint32(len(s)))
 		h.Write([]byte(s))
 	}
-	annotations, err := json.Marshal(in.app.Annotations)
-	if err != nil {
-		return k, false
-	}
 	write(string(in.app.UID))
 	write(in.app.Name)
-	write(string(annotations))
+	keys := slices.Sorted(maps.Keys(in.app.Annotations))
+	_ = binary.Write(h, binary.LittleEndian, uint32(len(keys)))
+	for _, key := range keys {
+		write(key)
+		write(in.app.Annotations[key])
+	}
 	if neverSynced(in.app) {
 		write("never synced")
 	}

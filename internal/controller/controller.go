@@ -174,6 +174,8 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		// the controller reads from its cache needs them (a comparison
 		// that ignores fields by manager lists from the API server).
 		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
+		// Every cached Get and List asks whether its kind is namespaced.
+		MapperProvider: kube.RememberingMapperProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -140,9 +140,11 @@ const staleCopyRequeue = 500 * time.Millisecond
 // written once at the end, whatever path the decision took; then the sync
 // runner it asked for starts, seeing the app as written. The app's metrics
 // are recorded before: from then on the runner, and the request it writes,
-// own app.
-func (r *Reconciler) reconcileApp(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
-	st := r.status.Begin(app)
+// own app. read is the app as read (the cache's copy): the patch changes a
+// copy of it.
+func (r *Reconciler) reconcileApp(ctx context.Context, read *v1alpha1.Application) (reconcile.Result, error) {
+	st := r.status.Begin(read)
+	app := st.App()
 	res, run, err := r.decide(ctx, st)
 	if err == nil && run != nil && run.requested && st.StatusOnly() {
 		// The sync's first write carries the request (deferRequest).

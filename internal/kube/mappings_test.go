@@ -1,0 +1,61 @@
+package kube
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// countingMapper maps the kinds it was given, counting the questions.
+type countingMapper struct {
+	meta.RESTMapper
+	asked int
+}
+
+func (c *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	c.asked++
+	return c.RESTMapper.RESTMapping(gk, versions...)
+}
+
+func TestRememberMappings(t *testing.T) {
+	apps := schema.GroupVersion{Group: "argoproj.io", Version: "v1alpha1"}
+	base := meta.NewDefaultRESTMapper([]schema.GroupVersion{apps})
+	base.Add(apps.WithKind("Application"), meta.RESTScopeNamespace)
+	inner := &countingMapper{RESTMapper: base}
+	m := RememberMappings(inner)
+	app := schema.GroupKind{Group: "argoproj.io", Kind: "Application"}
+	set := schema.GroupKind{Group: "argoproj.io", Kind: "ApplicationSet"}
+
+	for range 3 {
+		mapping, err := m.RESTMapping(app, "v1alpha1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mapping.Scope.Name() != meta.RESTScopeNameNamespace || mapping.Resource.Resource != "applications" {
+			t.Fatalf("mapping of Application = %s %s, want namespaced applications", mapping.Scope.Name(), mapping.Resource)
+		}
+	}
+	if inner.asked != 1 {
+		t.Errorf("the mapper was asked %d times for one kind, want once", inner.asked)
+	}
+	if _, err := m.RESTMapping(app); err != nil || inner.asked != 2 {
+		t.Errorf("another version list is another question: err %v, asked %d times, want 2", err, inner.asked)
+	}
+
+	// A kind that does not map is asked again: its CRD may be installed.
+	if _, err := m.RESTMapping(set, "v1alpha1"); !meta.IsNoMatchError(err) {
+		t.Fatalf("ApplicationSet before its kind exists: err %v, want no match", err)
+	}
+	base.Add(apps.WithKind("ApplicationSet"), meta.RESTScopeNamespace)
+	if _, err := m.RESTMapping(set, "v1alpha1"); err != nil {
+		t.Errorf("ApplicationSet once its kind exists: %v", err)
+	}
+	if inner.asked != 4 {
+		t.Errorf("the mapper was asked %d times, want 4 (a miss is not remembered)", inner.asked)
+	}
+	// Everything else goes to the wrapped mapper.
+	if kinds, err := m.KindsFor(apps.WithResource("applications")); err != nil || len(kinds) != 1 {
+		t.Errorf("KindsFor(applications) = %v, %v", kinds, err)
+	}
+}
