@@ -107,6 +107,7 @@ func TestFlush(t *testing.T) {
 			if current, err := w.ReadCurrent(ctx, client.ObjectKeyFromObject(app), read); err != nil || !current {
 				t.Fatalf("read: current %v, %v", current, err)
 			}
+			asRead := read.DeepCopy()
 			p := w.Begin(read)
 			if tc.quiet {
 				p.Quiet(10*time.Minute, time.Now)
@@ -124,6 +125,11 @@ func TestFlush(t *testing.T) {
 			}
 			if err := p.Flush(ctx); err != nil {
 				t.Fatal(err)
+			}
+			// The app as read is the cache's own copy: the patch changes a
+			// copy of it.
+			if diff := cmp.Diff(asRead, read); diff != "" {
+				t.Errorf("the change and the flush changed the app as read (-before +after):\n%s", diff)
 			}
 			got := &v1alpha1.Application{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
