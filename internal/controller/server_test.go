@@ -63,7 +63,7 @@ func TestServer(t *testing.T) {
 	labels := `name="guestbook",namespace="` + h.ns + `"`
 	wants := []string{
 		`wavecd_app_reconcile_total{` + labels + `,result="success"}`,
-		`wavecd_app_reconcile_duration_seconds_count{` + labels + `,result="success"}`,
+		`wavecd_app_reconcile_duration_seconds_count{namespace="` + h.ns + `",result="success"}`,
 		`wavecd_app_sync_total{` + labels + `,phase="Succeeded",project="default"} 2`,
 		`wavecd_app_info{health_status="Healthy",` + labels + `,project="default",sync_status="Synced"} 1`,
 		`wavecd_git_fetch_duration_seconds_count{repo="https://github.com/acme/guestbook.git",result="success"}`,

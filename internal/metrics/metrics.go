@@ -81,9 +81,9 @@ func New(reg Registry) (*Metrics, error) {
 		}, []string{"namespace", "name", "result"}),
 		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "wavecd_app_reconcile_duration_seconds",
-			Help:    "Time an Application reconcile took, by app and result.",
+			Help:    "Time an Application reconcile took, by the apps' namespace and result (like argocd_app_reconcile, not by app).",
 			Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 16},
-		}, []string{"namespace", "name", "result"}),
+		}, []string{"namespace", "result"}),
 		syncTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wavecd_app_sync_total",
 			Help: "Finished sync operations, by app and final phase.",
@@ -135,13 +135,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// ObserveReconcile counts one reconcile of an app and its duration.
+// ObserveReconcile counts one reconcile of an app, and adds its duration
+// to the histogram of the app's namespace: a histogram per app held more
+// than all of an idle app's other series (a twentieth of the heap of an
+// idle controller of thousands of apps).
 func (m *Metrics) ObserveReconcile(namespace, name string, result ReconcileResult, took time.Duration) {
 	if m == nil {
 		return
 	}
 	m.reconcileTotal.WithLabelValues(namespace, name, string(result)).Inc()
-	m.reconcileDuration.WithLabelValues(namespace, name, string(result)).Observe(took.Seconds())
+	m.reconcileDuration.WithLabelValues(namespace, string(result)).Observe(took.Seconds())
 }
 
 // ObserveSync counts a sync operation that ended in phase.
@@ -179,7 +182,8 @@ func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
 // appKey names an app.
 type appKey struct{ namespace, name string }
 
-// DeleteApp drops every series of a deleted app.
+// DeleteApp drops every series of a deleted app (the reconcile durations
+// are its namespace's).
 func (m *Metrics) DeleteApp(namespace, name string) {
 	if m == nil {
 		return
@@ -190,7 +194,6 @@ func (m *Metrics) DeleteApp(namespace, name string) {
 	delete(m.info, appKey{namespace: namespace, name: name})
 	m.appInfo.DeletePartialMatch(labels)
 	m.reconcileTotal.DeletePartialMatch(labels)
-	m.reconcileDuration.DeletePartialMatch(labels)
 	m.syncTotal.DeletePartialMatch(labels)
 }
 

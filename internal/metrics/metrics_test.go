@@ -80,6 +80,28 @@ wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="true"} 2
 	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
 		t.Errorf("reconcile duration series = %d, want 1", n)
 	}
+	// Another app of the namespace adds to the same histogram.
+	m.ObserveReconcile("argocd", "other", ResultSuccess, time.Second)
+	m.DeleteApp("argocd", "other")
+	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
+		t.Errorf("reconcile duration series of two apps = %d, want 1 for their namespace", n)
+	}
+	if err := testutil.GatherAndCompare(m.registry, strings.NewReader(`
+# HELP wavecd_app_reconcile_duration_seconds Time an Application reconcile took, by the apps' namespace and result (like argocd_app_reconcile, not by app).
+# TYPE wavecd_app_reconcile_duration_seconds histogram
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="0.25"} 0
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="0.5"} 1
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="1"} 2
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="2"} 2
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="4"} 2
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="8"} 2
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="16"} 2
+wavecd_app_reconcile_duration_seconds_bucket{namespace="argocd",result="success",le="+Inf"} 2
+wavecd_app_reconcile_duration_seconds_sum{namespace="argocd",result="success"} 1.3
+wavecd_app_reconcile_duration_seconds_count{namespace="argocd",result="success"} 2
+`), "wavecd_app_reconcile_duration_seconds"); err != nil {
+		t.Error(err)
+	}
 
 	rec := httptestGet(t, m.Handler())
 	for _, name := range []string{"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_reconcile_duration_seconds_bucket",
@@ -93,10 +115,13 @@ wavecd_notifications_trigger_eval_total{name="on-deployed",triggered="true"} 2
 	}
 
 	m.DeleteApp("argocd", "guestbook")
-	for _, c := range []prometheus.Collector{m.appInfo, m.reconcileTotal, m.reconcileDuration, m.syncTotal} {
+	for _, c := range []prometheus.Collector{m.appInfo, m.reconcileTotal, m.syncTotal} {
 		if n := testutil.CollectAndCount(c); n != 0 {
 			t.Errorf("after DeleteApp a collector still has %d series", n)
 		}
+	}
+	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
+		t.Errorf("after DeleteApp the namespace's reconcile durations have %d series, want 1", n)
 	}
 }
 
