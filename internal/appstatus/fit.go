@@ -139,12 +139,23 @@ func syncResults(st *v1alpha1.ApplicationStatus) v1alpha1.ResourceResults {
 	return st.OperationState.SyncResult.Resources
 }
 
+// jsonSize is the length of v as JSON, counted as it is encoded: a
+// root's status is hundreds of KiB, and a copy of it per write (what
+// json.Marshal returns) was the most a root's writes allocated.
 func jsonSize(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var n byteCounter
+	if err := json.NewEncoder(&n).Encode(v); err != nil {
 		return 0
 	}
-	return len(b)
+	return int(n) - 1 // the newline Encode ends with
+}
+
+// byteCounter counts what is written to it.
+type byteCounter int
+
+func (c *byteCounter) Write(b []byte) (int, error) {
+	*c += byteCounter(len(b))
+	return len(b), nil
 }
 
 const truncatedFormat = "status lists %d of %d resources and %d of %d sync results to stay within 1 MiB " +

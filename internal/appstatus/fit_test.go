@@ -190,3 +190,24 @@ func TestShortenMessages(t *testing.T) {
 		t.Errorf("a short message changed: %q", app.Status.OperationState.Message)
 	}
 }
+
+// TestJSONSize counts what json.Marshal would return, HTML escapes
+// included, without keeping it.
+func TestJSONSize(t *testing.T) {
+	for name, v := range map[string]any{
+		"a string with HTML": "<a href='x'>&</a>",
+		"an app's status": v1alpha1.ApplicationStatus{
+			Resources:  []v1alpha1.ResourceStatus{{Kind: "ConfigMap", Name: "a<b>", Status: v1alpha1.SyncStatusCodeSynced}},
+			Conditions: []v1alpha1.ApplicationCondition{{Type: "SyncError", Message: "unicode ü and \u2028"}},
+		},
+		"nil": nil,
+	} {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonSize(v); got != len(want) {
+			t.Errorf("%s: jsonSize = %d, want %d (%s)", name, got, len(want), want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -72,14 +73,19 @@ func (p *Patch) Quiet(maxAge time.Duration, now func() time.Time) {
 // budget.
 func (p *Patch) Flush(ctx context.Context) error {
 	Fit(p.app, StatusBudget, p.clock())
-	if p.unchanged() {
+	data, unchanged, err := p.pending()
+	if unchanged {
 		return nil
 	}
-	err := p.write(ctx)
+	if err == nil {
+		err = p.write(ctx, data)
+	}
 	if tooLarge(err) {
 		shortenMessages(p.app)
 		Fit(p.app, StatusBudget/8, p.clock())
-		err = p.write(ctx)
+		if data, _, err = p.pending(); err == nil {
+			err = p.write(ctx, data)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write application %s: %w", p.app.Name, err)
@@ -89,10 +95,33 @@ func (p *Patch) Flush(ctx context.Context) error {
 	return nil
 }
 
-func (p *Patch) write(ctx context.Context) error {
+// pending returns the merge patch from the base to the app, or unchanged
+// when there is nothing to write: no change, or a quiet change of nothing
+// but the comparison timestamps while the written ones are recent. The
+// patch is built once, for the check and the write alike (a quiet refresh
+// of every idle app is the most common flush, and reflect.DeepEqual
+// answers it without a patch).
+func (p *Patch) pending() (data []byte, unchanged bool, err error) {
+	base := p.base.Status.ReconciledAt
+	if p.quietMaxAge != 0 && base != nil && p.now().Sub(base.Time) < p.quietMaxAge && OnlyTimestamps(p.app, p.base) {
+		return nil, true, nil
+	}
+	if reflect.DeepEqual(p.app, p.base) {
+		return nil, true, nil
+	}
+	data, err = mergePatch(p.base, p.app)
+	if err != nil {
+		return nil, false, fmt.Errorf("build patch: %w", err)
+	}
+	return data, emptyPatch(data), nil
+}
+
+// write sends data, the merge patch from the base to the app. A change
+// that removes annotations is sent only over the app as read (see Flush).
+func (p *Patch) write(ctx context.Context, data []byte) error {
 	removed := removedAnnotations(p.base, p.app)
 	if len(removed) == 0 {
-		return p.w.patch(ctx, p.app, p.base, p.staged, client.MergeFrom(p.base))
+		return p.w.patch(ctx, p.app, p.base, p.staged, client.RawPatch(types.MergePatchType, data))
 	}
 	locked := client.MergeFromWithOptions(p.base, client.MergeFromWithOptimisticLock{})
 	err := p.w.patch(ctx, p.app, p.base, p.staged, locked)
@@ -146,27 +175,29 @@ func removedAnnotations(base, app *v1alpha1.Application) []string {
 	return out
 }
 
-// unchanged reports whether the pending change writes nothing: there is
-// none, or it is a quiet change of nothing but the comparison timestamps
-// while the written ones are recent. One comparison of the app either way
-// (a quiet refresh of every idle app is the most common flush).
-func (p *Patch) unchanged() bool {
-	base := p.base.Status.ReconciledAt
-	if p.quietMaxAge == 0 || base == nil || p.now().Sub(base.Time) >= p.quietMaxAge {
-		return sameApp(p.app, p.base)
+// sameApp reports whether writing a over b changes nothing. Most equal
+// apps are equal as Go values (a is a copy of b, and a refresh that
+// changed nothing leaves it so), which reflect.DeepEqual tells with a few
+// allocations (BenchmarkOnlyTimestamps); others are when the merge patch
+// between them is empty: times equal to the second the API server keeps,
+// or nil and empty lists. That patch is the write's own, not a semantic
+// comparison of the whole app beside it (which, for a root of a thousand
+// children, allocated as much as the patch).
+func sameApp(a, b *v1alpha1.Application) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
 	}
-	return OnlyTimestamps(p.app, p.base)
+	data, err := mergePatch(b, a)
+	return err == nil && emptyPatch(data)
 }
 
-// sameApp reports whether a and b are semantically equal (times by
-// instant, quantities by value). Most are equal as Go values too (b is a
-// copy of a, and a refresh that changed nothing leaves it so), which
-// reflect.DeepEqual tells five times faster, with a few allocations in
-// place of hundreds (BenchmarkOnlyTimestamps); only what it finds
-// different is compared semantically.
-func sameApp(a, b *v1alpha1.Application) bool {
-	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
+// mergePatch is the JSON merge patch from base to app.
+func mergePatch(base, app *v1alpha1.Application) ([]byte, error) {
+	return client.MergeFrom(base).Data(app)
 }
+
+// emptyPatch reports whether a merge patch changes nothing.
+func emptyPatch(data []byte) bool { return string(data) == "{}" }
 
 // OnlyTimestamps reports whether app differs from base in nothing but the
 // comparison timestamps (or in nothing). It sets app's timestamps to

@@ -63,6 +63,18 @@ func TestFlush(t *testing.T) {
 			},
 			writes: 1, wantHealth: "Degraded",
 		},
+		"a time as the API server keeps it (to the second) is not written": {
+			reconciled: ago(time.Minute),
+			change: func(a *v1alpha1.Application) {
+				later := metav1.NewTime(a.Status.ReconciledAt.Add(300 * time.Millisecond))
+				a.Status.ReconciledAt = &later
+			},
+			writes: 0,
+		},
+		"an empty list in place of none is not written": {
+			change: func(a *v1alpha1.Application) { a.Status.Conditions = []v1alpha1.ApplicationCondition{} },
+			writes: 0,
+		},
 		"a refresh request answered": {
 			annotation: "normal",
 			change:     func(a *v1alpha1.Application) { delete(a.Annotations, refresh) },

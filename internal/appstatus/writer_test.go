@@ -17,6 +17,7 @@ func TestOnlyTimestamps(t *testing.T) {
 	base := &v1alpha1.Application{}
 	base.Status.ReconciledAt, base.Status.ObservedAt = at(1), at(1)
 	base.Status.Health.Status = v1alpha1.HealthStatusCode("Healthy")
+	base.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: "SyncError", Message: "failed", LastTransitionTime: at(1)}}
 	tests := map[string]struct {
 		change func(*v1alpha1.Application)
 		want   bool
@@ -28,6 +29,10 @@ func TestOnlyTimestamps(t *testing.T) {
 			a.Status.ReconciledAt = at(2)
 			a.Status.Health.Status = v1alpha1.HealthStatusCode("Degraded")
 		}},
+		"the same condition time in another zone": {change: func(a *v1alpha1.Application) {
+			a.Status.ReconciledAt = at(2)
+			a.Status.Conditions[0].LastTransitionTime = &metav1.Time{Time: a.Status.Conditions[0].LastTransitionTime.In(time.FixedZone("CET", 3600))}
+		}, want: true},
 		"a new condition": {change: func(a *v1alpha1.Application) {
 			a.Status.Conditions = append(a.Status.Conditions, v1alpha1.ApplicationCondition{Type: "ComparisonError"})
 		}},
