@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -46,8 +47,17 @@ func (r *Reconciler) appChanged(ctx context.Context, obj client.Object, q queue,
 	if !relevant {
 		return
 	}
+	parent := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels())
 	for _, req := range r.appEvents(ctx, obj)[1:] {
-		q.Add(req)
+		if req.Name != parent {
+			q.Add(req)
+			continue
+		}
+		if d := r.parentPace.delay(parent, time.Now()); d > 0 {
+			q.AddAfter(req, d)
+		} else {
+			q.Add(req)
+		}
 	}
 }
 

@@ -49,12 +49,14 @@ type Reconciler struct {
 	opts      Options
 	ctrl      controller.Controller
 	refreshes *refreshSet
-	runners   *runners
-	compared  comparedTimes
-	gates     gateIndex
-	activity  activity
-	settings  settingsCache
-	now       func() time.Time
+	// parentPace spaces out the refreshes of apps of apps.
+	parentPace *parentPace
+	runners    *runners
+	compared   comparedTimes
+	gates      gateIndex
+	activity   activity
+	settings   settingsCache
+	now        func() time.Time
 	// metrics records reconciles, syncs, app state and Git fetches (nil: none).
 	metrics *metrics.Metrics
 	events  chan event.GenericEvent
@@ -75,12 +77,13 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	}
 	r := &Reconciler{
 		client: c, apiReader: reader, targets: targets,
-		opts:      opts,
-		metrics:   opts.Metrics,
-		refreshes: &refreshSet{marks: map[string]refreshKind{}},
-		runners:   newRunners(opts.OperationProcessors),
-		events:    make(chan event.GenericEvent, 256),
-		now:       now,
+		opts:       opts,
+		metrics:    opts.Metrics,
+		refreshes:  &refreshSet{marks: map[string]refreshKind{}},
+		parentPace: newParentPace(),
+		runners:    newRunners(opts.OperationProcessors),
+		events:     make(chan event.GenericEvent, 256),
+		now:        now,
 	}
 	r.comparer = compare.New(compare.Options{
 		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
@@ -118,6 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.status.Forget(req.Name)
 			r.compared.forget(req.Name)
 			r.comparer.Forget(req.NamespacedName)
+			r.parentPace.forget(req.Name)
 			r.runners.stop(req.Name)
 			r.metrics.DeleteApp(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
@@ -125,7 +129,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("read application: %w", err)
 	}
 	res, err := r.reconcileApp(ctx, app)
-	r.metrics.ObserveReconcile(req.Namespace, req.Name, metrics.ResultOf(err), time.Since(start))
+	took := time.Since(start)
+	r.parentPace.observe(req.Name, took)
+	r.metrics.ObserveReconcile(req.Namespace, req.Name, metrics.ResultOf(err), took)
 	return res, err
 }
 
