@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 )
 
 // FinalizerOperator stands in for an operator's process in tests of a
@@ -156,12 +157,18 @@ func (op *FinalizerOperator) CheckClearedFirst(t testing.TB, want int) {
 func (op *FinalizerOperator) Release(t testing.TB, namespace, name string) {
 	t.Helper()
 	ri := op.Dynamic.Resource(op.Resource).Namespace(namespace)
-	o, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+	// The teardown may still be writing the object (its deletion):
+	// read it again on a conflict, as kubectl edit asks one to.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		o, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == op.Finalizer }))
+		_, err = ri.Update(context.Background(), o, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatalf("%s %s/%s: %v", op.Resource.Resource, namespace, name, err)
-	}
-	o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == op.Finalizer }))
-	if _, err := ri.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("release %s %s/%s: %v", op.Resource.Resource, namespace, name, err)
 	}
 }
