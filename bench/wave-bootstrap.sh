@@ -13,7 +13,8 @@
 # more than the engine); bench/watch-apps.py stamps the exact moment every
 # app is Synced+Healthy from a watch, and samples the controller then.
 # IDLE_SECONDS shortens the idle phase; CONTROLLER_ARGS adds controller
-# flags (e.g. "--pprof-listen 127.0.0.1:6060" to profile a run).
+# flags (e.g. "--pprof-listen 127.0.0.1:6060" to profile a run), and
+# CONTROLLER_ENV variables for the controller alone (e.g. "GOGC=50").
 #
 # The idle scenario reports (bench/bootstrap-report.py): the time from the
 # root's creation to all apps Synced+Healthy, the controller's CPU seconds,
@@ -61,7 +62,7 @@ python3 "$suite/gen_repo.py" "$work/repo" --repo-url "$work/repo" "${gen[@]}" >/
 
 # shellcheck disable=SC2086 # CONTROLLER_ARGS is a list of flags
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$root/bin/wavecd" controller --leader-elect=false --namespace argocd --cache-dir "$work/cache" --listen "127.0.0.1:$port" ${CONTROLLER_ARGS:-} >"$work/controller.log" 2>&1 &
+env ${CONTROLLER_ENV:-} "$root/bin/wavecd" controller --leader-elect=false --namespace argocd --cache-dir "$work/cache" --listen "127.0.0.1:$port" ${CONTROLLER_ARGS:-} >"$work/controller.log" 2>&1 &
 ctrl=$!
 # The clock starts when the root app is created: wait until the controller
 # is ready (caches synced), as a running Argo CD would be.
