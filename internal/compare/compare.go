@@ -26,7 +26,9 @@ type Comparison struct {
 	SourceTypes []string
 	Desired     []*unstructured.Unstructured
 	Live        []*unstructured.Unstructured
-	Diffs       []diff.Result
+	// Diffs hold the normalized objects (Predicted, Live) of the objects
+	// out of sync only: a Synced result has no diff to show.
+	Diffs []diff.Result
 	// Hooks are the live hooks of the app: listed in its resources, never
 	// compared, never counted in its sync status or health.
 	Hooks     []*unstructured.Unstructured
@@ -177,6 +179,12 @@ func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 		live := liveByKey[objKey(d)]
 		g.Go(func() error {
 			results[i] = diffOne(gctx, tgt, app, d, live, cmp.Tracking, ignore)
+			if r := &results[i].res; r.Status == diff.Synced {
+				// Only an object out of sync has a diff to show: a root's
+				// thousands of children held their normalized copies at
+				// once, the most a comparison of them held.
+				r.Predicted, r.Live = nil, nil
+			}
 			return nil
 		})
 	}
