@@ -42,22 +42,25 @@ func (r *Reconciler) appHandler() handler.EventHandler {
 	}
 }
 
-func (r *Reconciler) appChanged(ctx context.Context, obj client.Object, q queue, relevant bool) {
+// appChanged enqueues the app; for a relevant change, also the app that
+// manages it (a parent in app of apps, paced: see parentPace) and the
+// apps that depend on it.
+func (r *Reconciler) appChanged(_ context.Context, obj client.Object, q queue, relevant bool) {
 	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
 	if !relevant {
 		return
 	}
-	parent := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels())
-	for _, req := range r.appEvents(ctx, obj)[1:] {
-		if req.Name != parent {
-			q.Add(req)
-			continue
-		}
+	if parent := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); parent != "" && parent != obj.GetName() {
+		r.refreshes.mark(parent, normalRefresh)
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: parent}}
 		if d := r.parentPace.delay(parent, time.Now()); d > 0 {
 			q.AddAfter(req, d)
 		} else {
 			q.Add(req)
 		}
+	}
+	for _, name := range r.dependents(obj.GetNamespace(), obj.GetName()) {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}})
 	}
 }
 

@@ -391,20 +391,6 @@ func (r *Reconciler) enqueue(namespace, name string) {
 	}()
 }
 
-// appEvents maps an Application event to the app itself, the apps that
-// depend on it, and the app that manages it (a parent in app of apps).
-func (r *Reconciler) appEvents(_ context.Context, obj client.Object) []reconcile.Request {
-	reqs := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
-	if owner := r.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); owner != "" && owner != obj.GetName() {
-		r.refreshes.mark(owner, normalRefresh)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: owner}})
-	}
-	for _, name := range r.dependents(obj.GetNamespace(), obj.GetName()) {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}})
-	}
-	return reqs
-}
-
 // indexDependsOn indexes cached Applications by the apps they depend on.
 const indexDependsOn = "wavecd.io/depends-on"
 
