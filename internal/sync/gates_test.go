@@ -71,7 +71,12 @@ func TestWebhookWithoutGateInArgoParity(t *testing.T) {
 	run.opts.Health = assessor
 	startWebhookServer(ctx, t, run, ns)
 	st, _ := run.run(ctx, fixture(t, "sync/webhook-gate.yaml", ns))
-	if st.Phase != OperationFailed || !strings.Contains(st.Message+taskMessages(st), "no endpoints available") {
+	// The API server names a webhook Service it has no ready endpoint
+	// for, or, when its cache has not seen the Service created a moment
+	// before, one it does not know yet: a webhook with no backend either way.
+	msg := st.Message + taskMessages(st)
+	noBackend := strings.Contains(msg, "no endpoints available") || strings.Contains(msg, `service "policy-webhook" not found`)
+	if st.Phase != OperationFailed || !noBackend {
 		t.Errorf("sync %s: %s%s; want it failed by the webhook without endpoints", st.Phase, st.Message, taskMessages(st))
 	}
 }
