@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	stdsync "sync"
 	"time"
 
@@ -342,30 +341,6 @@ func (r *Reconciler) comparisonRetry(app *v1alpha1.Application, s *Settings) (ti
 		return retry, true
 	}
 	return 0, false
-}
-
-// nextRefresh is the periodic refresh: the reconciliation timeout plus up
-// to timeout.reconciliation.jitter, so apps do not refresh in lockstep.
-func (r *Reconciler) nextRefresh(app *v1alpha1.Application, s *Settings) time.Duration {
-	if s.ReconcileTimeout <= 0 {
-		return 0
-	}
-	var jitter time.Duration
-	if s.ReconcileJitter > 0 {
-		jitter = time.Duration(rand.Int64N(int64(s.ReconcileJitter)))
-	}
-	last, ok := r.lastCompared(app)
-	if !ok {
-		return s.ReconcileTimeout + jitter
-	}
-	left := s.ReconcileTimeout - r.now().Sub(last)
-	if retry, failed := r.comparisonRetry(app, s); failed {
-		return max(retry-r.now().Sub(last), time.Second)
-	}
-	if left < time.Second {
-		left = time.Second
-	}
-	return left + jitter
 }
 
 // setCondition records a condition of the given type in the app's

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -39,19 +38,6 @@ func TestRefreshSettings(t *testing.T) {
 			t.Errorf("settings (-want +got):\n%s", diff)
 		}
 	})
-}
-
-func TestNextRefreshJitter(t *testing.T) {
-	r := &Reconciler{}
-	app := &v1alpha1.Application{} // never compared: a full timeout from now
-	for _, jitter := range []time.Duration{0, 10 * time.Second} {
-		s := &Settings{ReconcileTimeout: time.Minute, ReconcileJitter: jitter}
-		for range 50 {
-			if d := r.nextRefresh(app, s); d < time.Minute || d > time.Minute+jitter {
-				t.Fatalf("jitter %v: next refresh in %v, want between 1m and 1m+%v", jitter, d, jitter)
-			}
-		}
-	}
 }
 
 func TestOperationSlots(t *testing.T) {
