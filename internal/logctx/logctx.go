@@ -2,7 +2,8 @@
 // Application or an ApplicationSet, one sync) in its context, so code deep
 // in the call logs with the fields its caller added (app, set). There is no
 // global logger beyond slog's default, which From returns when the context
-// carries none.
+// carries none. Deferred keeps the fields loggers add unformatted until
+// a record is logged.
 package logctx
 
 import (
