@@ -74,36 +74,61 @@ func rank(c Cluster) int {
 	return 1
 }
 
+// Listing is the outcome of one List: the clusters, and the error that
+// reported the Secrets left out. It answers lookups without listing again.
+type Listing struct {
+	All []Cluster
+	Err error
+}
+
 // ByServer returns the cluster registered for the server URL (a trailing
 // slash does not matter); several Secrets for one URL resolve to the first
 // in List's order. An unknown URL wraps ErrNotFound.
 func (r Registry) ByServer(ctx context.Context, server string) (*Cluster, error) {
-	all, err := r.List(ctx)
-	if all == nil && err != nil {
-		return nil, err
-	}
-	want := strings.TrimRight(server, "/")
-	for i := range all {
-		if all[i].Server == want {
-			return &all[i], nil
-		}
-	}
-	return nil, notFound(fmt.Sprintf("no cluster is registered for server %s", server), err)
+	return r.listing(ctx).ByServer(server)
 }
 
 // ByName returns the cluster registered under name. An unknown name wraps
 // ErrNotFound.
 func (r Registry) ByName(ctx context.Context, name string) (*Cluster, error) {
+	return r.listing(ctx).ByName(name)
+}
+
+// Listing lists the clusters once, for several lookups.
+func (r Registry) listing(ctx context.Context) Listing {
 	all, err := r.List(ctx)
-	if all == nil && err != nil {
-		return nil, err
+	return Listing{All: all, Err: err}
+}
+
+// ByServer is Registry.ByServer over the listing. The cluster returned is
+// a copy.
+func (l Listing) ByServer(server string) (*Cluster, error) {
+	if l.All == nil && l.Err != nil {
+		return nil, l.Err
 	}
-	for i := range all {
-		if all[i].Name == name {
-			return &all[i], nil
+	want := strings.TrimRight(server, "/")
+	for i := range l.All {
+		if l.All[i].Server == want {
+			c := l.All[i]
+			return &c, nil
 		}
 	}
-	return nil, notFound("there are no clusters with this name: "+name, err)
+	return nil, notFound(fmt.Sprintf("no cluster is registered for server %s", server), l.Err)
+}
+
+// ByName is Registry.ByName over the listing. The cluster returned is a
+// copy.
+func (l Listing) ByName(name string) (*Cluster, error) {
+	if l.All == nil && l.Err != nil {
+		return nil, l.Err
+	}
+	for i := range l.All {
+		if l.All[i].Name == name {
+			c := l.All[i]
+			return &c, nil
+		}
+	}
+	return nil, notFound("there are no clusters with this name: "+name, l.Err)
 }
 
 // notFound wraps ErrNotFound, adding why some Secrets were left out: one
@@ -118,13 +143,31 @@ func notFound(msg string, secretErrs error) error {
 // Resolve returns the cluster an Application destination names: by
 // server, or by name. A destination naming both, or neither, is an error.
 func (r Registry) Resolve(ctx context.Context, dest v1alpha1.ApplicationDestination) (*Cluster, error) {
+	if err := checkDestination(dest); err != nil {
+		return nil, err
+	}
+	return r.listing(ctx).Resolve(dest)
+}
+
+// Resolve is Registry.Resolve over the listing.
+func (l Listing) Resolve(dest v1alpha1.ApplicationDestination) (*Cluster, error) {
+	if err := checkDestination(dest); err != nil {
+		return nil, err
+	}
+	if dest.Server != "" {
+		return l.ByServer(dest.Server)
+	}
+	return l.ByName(dest.Name)
+}
+
+// checkDestination refuses a destination that names both a server and a
+// name, or neither.
+func checkDestination(dest v1alpha1.ApplicationDestination) error {
 	switch {
 	case dest.Server != "" && dest.Name != "":
-		return nil, fmt.Errorf("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
-	case dest.Server != "":
-		return r.ByServer(ctx, dest.Server)
-	case dest.Name != "":
-		return r.ByName(ctx, dest.Name)
+		return fmt.Errorf("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
+	case dest.Server == "" && dest.Name == "":
+		return errors.New("application destination names no cluster: set server or name")
 	}
-	return nil, errors.New("application destination names no cluster: set server or name")
+	return nil
 }

@@ -271,6 +271,8 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 	if err := c.Watch(clusters); err != nil {
 		return fmt.Errorf("watch cluster secrets: %w", err)
 	}
+	// clusterEvents prunes the targets on every change of the Secrets.
+	r.targets.FollowClusters()
 	return nil
 }
 

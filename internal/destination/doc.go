@@ -9,7 +9,10 @@
 // controller's own configuration; every other cluster gets a target of its
 // own on first use, dropped when its Secret goes or its credentials change
 // (Targets.Prune). A destination that names no registered cluster is a
-// *Error: the app's spec is invalid until the cluster is registered.
+// *Error: the app's spec is invalid until the cluster is registered. An
+// owner that watches the cluster Secrets and prunes on each change
+// (Targets.FollowClusters) has every app resolved from one listing of
+// them until the next change.
 //
 // Predictions (predictions.go) are dry-run applies at a destination,
 // reused while neither the desired object nor the live one changed, so a

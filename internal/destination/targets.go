@@ -26,6 +26,13 @@ type Targets struct {
 
 	mu     stdsync.Mutex
 	remote map[string]*Target // by server URL
+	// listed is the registry's last listing, reused by Resolve while no
+	// cluster Secret changed: only when the owner follows the Secrets
+	// and calls Prune on each change (FollowClusters). changes counts
+	// the Prunes, so a listing read across one is not kept.
+	following bool
+	listed    *cluster.Listing
+	changes   uint64
 	// ctx and onNew start the live caches of new remote targets; nil
 	// until Start (a comparison outside a controller reads the API server
 	// instead).
@@ -81,7 +88,7 @@ func IsError(err error) bool {
 // other errors are passing (the Secrets could not be listed).
 func (ts *Targets) Resolve(ctx context.Context, app *v1alpha1.Application) (*cluster.Cluster, *Target, error) {
 	d := app.Spec.Destination
-	c, err := ts.registry.Resolve(ctx, d)
+	c, err := ts.listing(ctx).Resolve(d)
 	switch {
 	case err == nil:
 	case errors.Is(err, cluster.ErrNotFound), (d.Server == "") == (d.Name == ""):
@@ -97,6 +104,36 @@ func (ts *Targets) Resolve(ctx context.Context, app *v1alpha1.Application) (*clu
 		return nil, nil, &Error{App: app.Name, Err: err}
 	}
 	return c, t, nil
+}
+
+// FollowClusters says the caller calls Prune on every change of the
+// cluster Secrets (its watch of them does): Resolve then reuses one
+// listing of the registry until the next Prune, in place of listing the
+// Secrets for each app.
+func (ts *Targets) FollowClusters() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.following = true
+}
+
+// listing is the registry's listing: the one kept, or a new one, kept
+// when the Secrets are followed and did not change while it was read.
+func (ts *Targets) listing(ctx context.Context) cluster.Listing {
+	ts.mu.Lock()
+	if l := ts.listed; l != nil {
+		ts.mu.Unlock()
+		return *l
+	}
+	changes := ts.changes
+	ts.mu.Unlock()
+	all, err := ts.registry.List(ctx)
+	l := cluster.Listing{All: all, Err: err}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.following && changes == ts.changes && (all != nil || err == nil) {
+		ts.listed = &l
+	}
+	return l
 }
 
 // remoteFor returns the target of a remote cluster, building it when it is
@@ -136,8 +173,13 @@ func (ts *Targets) dropLocked(server string) {
 }
 
 // Prune drops the remote targets whose cluster is no longer registered,
-// or registered with other credentials, stopping their informers.
+// or registered with other credentials, stopping their informers, and
+// the listing Resolve reuses.
 func (ts *Targets) Prune(ctx context.Context) error {
+	ts.mu.Lock()
+	ts.listed = nil
+	ts.changes++
+	ts.mu.Unlock()
 	all, err := ts.registry.List(ctx)
 	if all == nil && err != nil {
 		return err
