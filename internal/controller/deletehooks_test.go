@@ -89,7 +89,15 @@ func TestDeletionHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 60*time.Second, "the app gone", func() bool { return h.app("teardown") == nil })
+	// The hooks were gone before the app was; the test's own watch may
+	// deliver their deletion a moment after the app's.
 	got := events()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); got = events() {
+		if slices.Contains(got, "DELETED Job notify") && slices.Contains(got, "DELETED Job backup-") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	want := []string{"ADDED Job backup-", "DELETED ConfigMap settings", "ADDED Job notify", "DELETED Job notify"}
 	if d := cmp.Diff(want, got, cmpopts.IgnoreSliceElements(func(s string) bool { return s == "DELETED Job backup-" })); d != "" {
 		t.Errorf("deletion order (-want +got):\n%s", d)
