@@ -94,7 +94,7 @@ func (r Registry) ByName(ctx context.Context, name string) (*Cluster, error) {
 	return r.listing(ctx).ByName(name)
 }
 
-// Listing lists the clusters once, for several lookups.
+// listing lists the clusters once, for several lookups.
 func (r Registry) listing(ctx context.Context) Listing {
 	all, err := r.List(ctx)
 	return Listing{All: all, Err: err}
