@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
@@ -63,22 +65,46 @@ func TestWaveWaitsForWebhookEndpoints(t *testing.T) {
 // configuration has none, wave 1 starts at once and the API server refuses
 // its object.
 func TestWebhookWithoutGateInArgoParity(t *testing.T) {
-	_, ns, ctx, run := setup(t)
+	env, ns, ctx, run := setup(t)
 	assessor, err := health.New(health.Options{ArgoParity: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run.opts.Health = assessor
 	startWebhookServer(ctx, t, run, ns)
-	st, _ := run.run(ctx, fixture(t, "sync/webhook-gate.yaml", ns))
-	// The API server names a webhook Service it has no ready endpoint
-	// for, or, when its cache has not seen the Service created a moment
-	// before, one it does not know yet: a webhook with no backend either way.
-	msg := st.Message + taskMessages(st)
-	noBackend := strings.Contains(msg, "no endpoints available") || strings.Contains(msg, `service "policy-webhook" not found`)
-	if st.Phase != OperationFailed || !noBackend {
+	objs := fixture(t, "sync/webhook-gate.yaml", ns)
+	waitWebhookCalled(ctx, t, env, run, ns, objs)
+	st, _ := run.run(ctx, objs)
+	if msg := st.Message + taskMessages(st); st.Phase != OperationFailed || !strings.Contains(msg, "no endpoints available") {
 		t.Errorf("sync %s: %s%s; want it failed by the webhook without endpoints", st.Phase, st.Message, taskMessages(st))
 	}
+}
+
+// waitWebhookCalled creates the webhook's Service and configuration of
+// objs (the sync then finds them as they should be) and waits until the
+// API server calls the webhook and finds no endpoint for it. It learns of
+// both through caches of its own, a moment after they are created: before
+// that it admits a ConfigMap unchecked, or names the Service unknown,
+// whatever the sync does.
+func waitWebhookCalled(ctx context.Context, t *testing.T, env *testenv.Env, run *syncRun, ns string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, obj := range objs {
+		if obj.GetKind() != "Service" && obj.GetKind() != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		obj = obj.DeepCopy()
+		if obj.GetKind() == "Service" {
+			obj.SetNamespace(ns)
+		}
+		if _, err := run.cluster.Apply(ctx, obj, kube.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}
+	testenv.Eventually(t, 30*time.Second, "the API server calling the webhook", func() bool {
+		_, err := env.Client.CoreV1().ConfigMaps(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "no endpoints available")
+	})
 }
 
 func taskMessages(st *State) string {
