@@ -423,7 +423,7 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 	e.events.add(ctx, withType(event, EventApply))
 	opts := e.applyOptions(t, false)
 	opts.Known = t.Live == nil && ts.Type == TaskApply // planned as a creation
-	out, err := e.cluster.Apply(ctx, obj, opts)
+	out, err := e.applyAdmitted(ctx, obj, opts)
 	if err == nil && kube.IsCRD(obj) {
 		err = e.cluster.WaitEstablished(ctx, obj.GetName(), crdTimeout)
 	}

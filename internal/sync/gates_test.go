@@ -32,7 +32,8 @@ func startWebhookServer(ctx context.Context, t *testing.T, run *syncRun, ns stri
 
 // TestWaveWaitsForWebhookEndpoints: a wave that installs an admission
 // webhook is done only once the webhook's Service has a ready endpoint, so
-// the next wave's objects are admitted on the first try.
+// the next wave's objects are admitted (once the API server's own cache
+// has the endpoint too: applyAdmitted).
 func TestWaveWaitsForWebhookEndpoints(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	startWebhookServer(ctx, t, run, ns)
