@@ -76,6 +76,11 @@ type Cluster struct {
 	discovery discovery.CachedDiscoveryInterface
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
 
+	// found remembers the mappings the mapper answered, until it resets:
+	// the discovery mapper asks each API group's mapper in turn, and
+	// every comparison and apply asks it for each object.
+	found foundMappings
+
 	resetMu   sync.Mutex
 	lastReset time.Time
 	// resets counts the mapper's re-discoveries.
@@ -113,7 +118,7 @@ func (c *Cluster) Dynamic() dynamic.Interface { return c.dynamic }
 // the mapper re-discover once (at most every half second), for kinds whose
 // CRD was created since.
 func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	m, err := c.mapping(gvk.GroupKind(), gvk.Version)
 	if err == nil || !meta.IsNoMatchError(err) {
 		return m, err
 	}
@@ -121,6 +126,7 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	stale := time.Since(c.lastReset) > 500*time.Millisecond
 	if stale {
 		c.mapper.Reset()
+		c.found.clear()
 		c.resets.Add(1)
 		c.lastReset = time.Now()
 	}
@@ -128,12 +134,31 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	if !stale {
 		return nil, err
 	}
-	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return c.mapping(gvk.GroupKind(), gvk.Version)
+}
+
+// mapping is the mapper's answer for gk at version ("": the preferred
+// one), from memory when it was found before.
+func (c *Cluster) mapping(gk schema.GroupKind, version string) (*meta.RESTMapping, error) {
+	key := schema.GroupVersionKind{Group: gk.Group, Version: version, Kind: gk.Kind}
+	if m, ok := c.found.get(key); ok {
+		return m, nil
+	}
+	gen := c.found.generation()
+	var versions []string
+	if version != "" {
+		versions = []string{version}
+	}
+	m, err := c.mapper.RESTMapping(gk, versions...)
+	if err == nil {
+		c.found.put(key, m, gen)
+	}
+	return m, err
 }
 
 // IsNamespaced reports whether objects of gk live in a namespace.
 func (c *Cluster) IsNamespaced(gk schema.GroupKind) (bool, error) {
-	m, err := c.mapper.RESTMapping(gk)
+	m, err := c.mapping(gk, "")
 	if err != nil && meta.IsNoMatchError(err) {
 		m, err = c.Mapping(schema.GroupVersionKind{Group: gk.Group, Kind: gk.Kind})
 	}

@@ -58,3 +58,48 @@ func (m *mappingMemory) RESTMapping(gk schema.GroupKind, versions ...string) (*m
 	m.found.Store(key, mapping)
 	return mapping, nil
 }
+
+// foundMappings are the mappings a Cluster's mapper answered, by kind
+// and version, until the mapper resets. Mappings are shared by every
+// caller, who only read them.
+type foundMappings struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[schema.GroupVersionKind]*meta.RESTMapping
+}
+
+func (f *foundMappings) get(key schema.GroupVersionKind) (*meta.RESTMapping, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	m, ok := f.m[key]
+	return m, ok
+}
+
+// generation is the number of clears so far: a mapping looked up before a
+// clear is not kept after it (put).
+func (f *foundMappings) generation() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.gen
+}
+
+// put keeps m for key, unless the mappings were cleared since gen.
+func (f *foundMappings) put(key schema.GroupVersionKind, m *meta.RESTMapping, gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gen != gen {
+		return
+	}
+	if f.m == nil {
+		f.m = map[schema.GroupVersionKind]*meta.RESTMapping{}
+	}
+	f.m[key] = m
+}
+
+// clear forgets every mapping: the mapper discovers the kinds again.
+func (f *foundMappings) clear() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gen++
+	f.m = nil
+}

@@ -59,3 +59,42 @@ func TestRememberMappings(t *testing.T) {
 		t.Errorf("KindsFor(applications) = %v, %v", kinds, err)
 	}
 }
+
+// A Cluster remembers the mappings its mapper found until the mapper
+// resets; a lookup that began before a reset does not bring its answer
+// back after it.
+func TestFoundMappings(t *testing.T) {
+	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	mapping := &meta.RESTMapping{GroupVersionKind: cm, Scope: meta.RESTScopeNamespace}
+	tests := []struct {
+		name  string
+		steps func(f *foundMappings)
+		want  bool
+	}{
+		{"nothing found yet", func(*foundMappings) {}, false},
+		{"found", func(f *foundMappings) { f.put(cm, mapping, f.generation()) }, true},
+		{"found, then cleared", func(f *foundMappings) {
+			f.put(cm, mapping, f.generation())
+			f.clear()
+		}, false},
+		{"looked up across a clear", func(f *foundMappings) {
+			gen := f.generation()
+			f.clear()
+			f.put(cm, mapping, gen)
+		}, false},
+		{"looked up after a clear", func(f *foundMappings) {
+			f.clear()
+			f.put(cm, mapping, f.generation())
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f foundMappings
+			tt.steps(&f)
+			got, ok := f.get(cm)
+			if ok != tt.want || ok && got != mapping {
+				t.Errorf("get = %v, %v; want found %v", got, ok, tt.want)
+			}
+		})
+	}
+}

@@ -15,9 +15,21 @@ import (
 // NamespaceCache builds the cache a controller of one namespace keeps of
 // its objects (byObject narrows some kinds), and a client that reads
 // through it, unstructured objects too, and writes to the API server.
-// Cached objects keep no managedFields.
+// Cached objects keep no managedFields. The cache and the client share a
+// mapper that remembers the mappings it found (RememberMappings): each
+// cached read asks whether its kind is namespaced.
 func NamespaceCache(cfg *rest.Config, scheme *runtime.Scheme, namespace string, byObject map[client.Object]cache.ByObject) (cache.Cache, client.Client, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create HTTP client: %w", err)
+	}
+	mapper, err := RememberingMapperProvider(cfg, httpClient)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create REST mapper: %w", err)
+	}
 	c, err := cache.New(cfg, cache.Options{
+		HTTPClient:        httpClient,
+		Mapper:            mapper,
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
 		ByObject:          byObject,
@@ -26,7 +38,7 @@ func NamespaceCache(cfg *rest.Config, scheme *runtime.Scheme, namespace string, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("create cache: %w", err)
 	}
-	cached, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c, Unstructured: true}})
+	cached, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper, Scheme: scheme, Cache: &client.CacheOptions{Reader: c, Unstructured: true}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create client: %w", err)
 	}
