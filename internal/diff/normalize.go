@@ -25,11 +25,13 @@ func Normalize(obj, live *unstructured.Unstructured, rules []IgnoreRule) (*unstr
 	for _, field := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
 		unstructured.RemoveNestedField(out.Object, "metadata", field)
 	}
-	if annotations := out.GetAnnotations(); annotations != nil {
-		delete(annotations, annotationLastApplied)
-		out.SetAnnotations(annotations)
-		if len(annotations) == 0 {
-			unstructured.RemoveNestedField(out.Object, "metadata", "annotations")
+	// out is a copy of its own: its annotations change in place.
+	if v, _, _ := unstructured.NestedFieldNoCopy(out.Object, "metadata", "annotations"); v != nil {
+		if annotations, ok := v.(map[string]any); ok {
+			delete(annotations, annotationLastApplied)
+			if len(annotations) == 0 {
+				unstructured.RemoveNestedField(out.Object, "metadata", "annotations")
+			}
 		}
 	}
 	if len(rules) == 0 {

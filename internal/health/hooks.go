@@ -26,5 +26,6 @@ func hasHookFinalizer(obj *unstructured.Unstructured) bool {
 
 // ignoresHealthCheck reports whether obj asks to be left out of app health.
 func ignoresHealthCheck(obj *unstructured.Unstructured) bool {
-	return obj.GetAnnotations()[AnnotationIgnoreHealthCheck] == "true"
+	v, _ := hook.Annotation(obj, AnnotationIgnoreHealthCheck)
+	return v == "true"
 }

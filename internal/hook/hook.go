@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Annotations and finalizers of hooks and waves.
@@ -62,12 +64,29 @@ type Annotated interface {
 	GetAnnotations() map[string]string
 }
 
+// Annotation returns obj's annotation key. An unstructured object's is
+// read in place: its GetAnnotations copies every annotation, at each call,
+// and a sync or comparison reads a handful of them for every object.
+func Annotation(obj Annotated, key string) (string, bool) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		v, found, err := unstructured.NestedString(u.Object, "metadata", "annotations", key)
+		return v, found && err == nil
+	}
+	v, ok := obj.GetAnnotations()[key]
+	return v, ok
+}
+
+// annotationValue is Annotation's value alone.
+func annotationValue(obj Annotated, key string) string {
+	v, _ := Annotation(obj, key)
+	return v
+}
+
 // Types returns the hook types obj declares, in annotation order: Argo CD's
 // when it names any, else the Helm events Argo CD maps.
 func Types(obj Annotated) []Type {
-	annotations := obj.GetAnnotations()
 	var out []Type
-	for _, v := range CSV(annotations[AnnotationHook]) {
+	for _, v := range CSV(annotationValue(obj, AnnotationHook)) {
 		if t := Type(v); slices.Contains(argoTypes, t) && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
@@ -75,7 +94,7 @@ func Types(obj Annotated) []Type {
 	if len(out) > 0 {
 		return out
 	}
-	for _, v := range CSV(annotations[AnnotationHelmHook]) {
+	for _, v := range CSV(annotationValue(obj, AnnotationHelmHook)) {
 		if t, ok := helmTypes[v]; ok && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
@@ -95,11 +114,10 @@ func IsSkipped(obj Annotated) bool {
 // IsHook reports whether obj is a hook, as Argo CD decides it: hooks are not
 // part of an application's desired state, whatever their types.
 func IsHook(obj Annotated) bool {
-	annotations := obj.GetAnnotations()
-	if _, ok := annotations[AnnotationHook]; ok {
+	if _, ok := Annotation(obj, AnnotationHook); ok {
 		return !IsSkipped(obj)
 	}
-	v, ok := annotations[AnnotationHelmHook]
+	v, ok := Annotation(obj, AnnotationHelmHook)
 	return ok && v != helmCRDInstall
 }
 
@@ -139,14 +157,13 @@ var helmPolicies = map[string]DeletePolicy{
 // DeletePolicies returns a hook's delete policies, Argo CD's then Helm's;
 // BeforeHookCreation when none is named.
 func DeletePolicies(obj Annotated) []DeletePolicy {
-	annotations := obj.GetAnnotations()
 	var out []DeletePolicy
-	for _, v := range CSV(annotations[AnnotationDeletePolicy]) {
+	for _, v := range CSV(annotationValue(obj, AnnotationDeletePolicy)) {
 		if p := DeletePolicy(v); slices.Contains([]DeletePolicy{HookSucceeded, HookFailed, BeforeHookCreation}, p) {
 			out = append(out, p)
 		}
 	}
-	for _, v := range CSV(annotations[AnnotationHelmDeletePolicy]) {
+	for _, v := range CSV(annotationValue(obj, AnnotationHelmDeletePolicy)) {
 		if p, ok := helmPolicies[v]; ok {
 			out = append(out, p)
 		}
@@ -167,11 +184,10 @@ func Wave(obj Annotated) int {
 // DeclaredWave is Wave, and whether obj declares its wave (an annotation
 // of the two holds a number) rather than taking the default 0.
 func DeclaredWave(obj Annotated) (int, bool) {
-	annotations := obj.GetAnnotations()
-	if v, err := strconv.Atoi(annotations[AnnotationSyncWave]); err == nil {
+	if v, err := strconv.Atoi(annotationValue(obj, AnnotationSyncWave)); err == nil {
 		return v, true
 	}
-	if v, err := strconv.Atoi(annotations[AnnotationHelmWeight]); err == nil {
+	if v, err := strconv.Atoi(annotationValue(obj, AnnotationHelmWeight)); err == nil {
 		return v, true
 	}
 	return 0, false

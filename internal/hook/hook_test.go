@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -54,6 +55,12 @@ func TestAnnotations(t *testing.T) {
 			}
 			if got := Wave(obj); got != c.Wave {
 				t.Errorf("Wave = %d, want %d", got, c.Wave)
+			}
+			// A typed object (an Application) answers the same as an
+			// unstructured one, whose annotations are read in place.
+			typed := &metav1.ObjectMeta{Annotations: c.Annotations}
+			if IsHook(typed) != c.Hook || Wave(typed) != c.Wave || !cmp.Equal(c.Types, Types(typed), empty) {
+				t.Errorf("typed object: IsHook %v, Wave %d, Types %v; want %v, %d, %v", IsHook(typed), Wave(typed), Types(typed), c.Hook, c.Wave, c.Types)
 			}
 		})
 	}

@@ -83,14 +83,17 @@ func (t Tracking) Set(obj *unstructured.Unstructured) {
 // With annotation tracking, an id that names another object (a copy of a
 // tracked object) is no owner.
 func (t Tracking) Owner(obj *unstructured.Unstructured) string {
-	if obj.GetAnnotations()[AnnotationInstallationID] != t.InstallationID {
+	if id, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", AnnotationInstallationID); id != t.InstallationID {
 		return ""
 	}
 	if t.method() == TrackingLabel {
-		return obj.GetLabels()[LabelInstance]
+		instance, _, _ := unstructured.NestedString(obj.Object, "metadata", "labels", LabelInstance)
+		return instance
 	}
-	id, ok := obj.GetAnnotations()[AnnotationTrackingID]
-	if !ok {
+	// Read in place: GetAnnotations copies them all, for every object of
+	// every comparison.
+	id, ok, err := unstructured.NestedString(obj.Object, "metadata", "annotations", AnnotationTrackingID)
+	if !ok || err != nil {
 		return ""
 	}
 	app, rest, ok := strings.Cut(id, ":")
