@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -42,4 +43,28 @@ func objectError(op string, ref Ref, err error) error {
 		return nil
 	}
 	return &ObjectError{Op: op, GVK: ref.GVK, Namespace: ref.Namespace, Name: ref.Name, Err: err}
+}
+
+// webhookCallFailed is how the API server begins its answer when it could
+// not call an admission webhook, or the webhook failed.
+const webhookCallFailed = "failed calling webhook"
+
+// WebhookCallFailed reports an API server's answer (an error or an
+// operation's message) that an admission webhook could not be called, or
+// failed.
+func WebhookCallFailed(msg string) bool {
+	return strings.Contains(msg, webhookCallFailed)
+}
+
+// WebhookUnreachable reports the API server's refusal of a request whose
+// admission webhook has no endpoint to call, or whose Service it does not
+// know yet: nothing was written, and the same request may pass a moment
+// later.
+func WebhookUnreachable(err error) bool {
+	if err == nil || !WebhookCallFailed(err.Error()) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no endpoints available for service") ||
+		strings.Contains(msg, `service "`) && strings.Contains(msg, `" not found`)
 }

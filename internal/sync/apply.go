@@ -247,7 +247,7 @@ func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, 
 	} else {
 		opts.Known, opts.Live = true, t.Live
 	}
-	_, err := e.cluster.Apply(ctx, obj, opts)
+	_, err := e.applyAdmitted(ctx, obj, opts)
 	if err != nil {
 		e.events.add(ctx, Event{Type: EventDryRunFailed, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: err.Error()})
 		return TaskFailed, err.Error()

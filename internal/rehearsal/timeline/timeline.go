@@ -13,6 +13,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/hook"
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // Observation is one watch event: an Application or a Pod as it is now.
@@ -317,7 +318,7 @@ func (a *appTrack) updateOperation(op *v1alpha1.OperationState) []string {
 		out = append(out, "sync started"+how)
 	}
 	if !running && a.running {
-		if strings.Contains(op.Message, "failed calling webhook") {
+		if kube.WebhookCallFailed(op.Message) {
 			a.refused++
 		}
 		msg := strings.ToLower(string(op.Phase))
