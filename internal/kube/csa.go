@@ -58,21 +58,20 @@ func clientSideApply(ctx context.Context, ri dynamic.ResourceInterface, obj *uns
 }
 
 // withLastApplied returns a copy of obj whose last-applied annotation holds
-// obj itself (without that annotation).
+// obj itself (without that annotation). The copy is encoded, then takes
+// the annotation: the encoding is the snapshot, so one copy serves both.
 func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	bare := obj.DeepCopy()
-	annotations := bare.GetAnnotations()
+	out := obj.DeepCopy()
+	annotations := out.GetAnnotations()
 	delete(annotations, AnnotationLastApplied)
-	bare.SetAnnotations(annotations)
+	out.SetAnnotations(annotations)
 	if len(annotations) == 0 {
-		unstructured.RemoveNestedField(bare.Object, "metadata", "annotations")
+		unstructured.RemoveNestedField(out.Object, "metadata", "annotations")
 	}
-	data, err := json.Marshal(bare)
+	data, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	out := bare.DeepCopy()
-	annotations = out.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}

@@ -166,3 +166,47 @@ func TestPredictClientSide(t *testing.T) {
 		})
 	}
 }
+
+// The last-applied annotation holds the object as given, less an older
+// last-applied annotation; the object given is left as it was.
+func TestWithLastApplied(t *testing.T) {
+	tests := map[string]struct {
+		annotations map[string]string
+		want        map[string]string // the annotations encoded
+	}{
+		"no annotations":            {},
+		"an older last-applied":     {annotations: map[string]string{AnnotationLastApplied: `{"old":true}`}},
+		"others and a last-applied": {annotations: map[string]string{"team": "a", AnnotationLastApplied: `{"old":true}`}, want: map[string]string{"team": "a"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			obj := object("v1", "ConfigMap", "ns", "c", nil, nil)
+			obj.Object["data"] = map[string]any{"a": "1"}
+			if tc.annotations != nil {
+				obj.SetAnnotations(tc.annotations)
+			}
+			before := obj.DeepCopy()
+			out, err := withLastApplied(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before.Object, obj.Object); diff != "" {
+				t.Errorf("the object given changed (-before +after):\n%s", diff)
+			}
+			var encoded unstructured.Unstructured
+			if err := json.Unmarshal([]byte(out.GetAnnotations()[AnnotationLastApplied]), &encoded.Object); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, encoded.GetAnnotations()); diff != "" {
+				t.Errorf("annotations in last-applied (-want +got):\n%s", diff)
+			}
+			if encoded.Object["data"] == nil || out.Object["data"] == nil {
+				t.Errorf("data missing: encoded %v, out %v", encoded.Object["data"], out.Object["data"])
+			}
+			want := len(tc.want) + 1
+			if got := len(out.GetAnnotations()); got != want {
+				t.Errorf("out has %d annotations, want %d (the encoded ones and last-applied)", got, want)
+			}
+		})
+	}
+}
