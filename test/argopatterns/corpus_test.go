@@ -151,12 +151,12 @@ func (p *pattern) rehearse() {
 	case !p.exp.settles() && !errors.As(err, &notSettled):
 		t.Fatalf("up returned %v, want it not to settle", err)
 	}
-	<-p.rec.ready
+	cfg := p.rec.config(t)
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.c, err = client.New(p.rec.cfg, client.Options{Scheme: scheme}); err != nil {
+	if p.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,7 +190,7 @@ func (p *pattern) syncByHand(done <-chan error) {
 				p.t.Fatalf("up never said %q:\n%s", hint, p.out.String())
 			}
 		}
-		ac, err := appclient.New(p.rec.cfg, rehearsal.Namespace, "")
+		ac, err := appclient.New(p.rec.config(p.t), rehearsal.Namespace, "")
 		if err != nil {
 			p.t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package argopatterns
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +29,9 @@ type recorder struct {
 	firstRev map[string]int64
 	uids     map[string]map[types.UID]bool
 	cfg      *rest.Config
-	ready    chan struct{}
+	// err is why the recorder has no cfg (set before ready closes).
+	err   error
+	ready chan struct{}
 }
 
 // startRecorder waits for kubeconfig to exist, then watches the kinds
@@ -38,34 +39,49 @@ type recorder struct {
 func startRecorder(ctx context.Context, t *testing.T, kubeconfig string, kinds []string) *recorder {
 	r := &recorder{firstRev: map[string]int64{}, uids: map[string]map[types.UID]bool{}, ready: make(chan struct{})}
 	go func() {
+		// ready closes whatever happens: a reader of cfg must not wait
+		// for ever on a recorder that gave up.
+		defer close(r.ready)
+		// The kubeconfig may be seen before up has finished writing it:
+		// read it until it parses.
 		for ctx.Err() == nil {
-			if _, err := os.Stat(kubeconfig); err == nil {
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err == nil {
+				r.cfg, r.err = cfg, nil
 				break
 			}
+			r.err = err
 			time.Sleep(20 * time.Millisecond)
 		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			t.Errorf("recorder: %v", err)
+		if r.cfg == nil {
 			return
 		}
-		r.cfg = cfg
-		dc, err := dynamic.NewForConfig(cfg)
+		dc, err := dynamic.NewForConfig(r.cfg)
 		if err != nil {
-			t.Errorf("recorder: %v", err)
+			r.cfg, r.err = nil, err
 			return
 		}
-		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		disc, err := discovery.NewDiscoveryClientForConfig(r.cfg)
 		if err != nil {
-			t.Errorf("recorder: %v", err)
+			r.cfg, r.err = nil, err
 			return
 		}
 		for _, k := range kinds {
 			go r.watchKind(ctx, dc, disc, k)
 		}
-		close(r.ready)
 	}()
 	return r
+}
+
+// config is the rehearsal cluster's client config, once the recorder is
+// ready; it fails the test when the recorder could not start.
+func (r *recorder) config(t *testing.T) *rest.Config {
+	t.Helper()
+	<-r.ready
+	if r.cfg == nil {
+		t.Fatalf("recorder did not start: %v", r.err)
+	}
+	return r.cfg
 }
 
 // watchKind finds the resource of kind (retrying until a CRD serves it)

@@ -175,7 +175,14 @@ func (c Cluster) CopyKubeconfig(dst string) error {
 	if err != nil {
 		return fmt.Errorf("read cluster kubeconfig: %w", err)
 	}
-	if err := os.WriteFile(dst, b, 0o600); err != nil {
+	// Written aside, then renamed into place: a reader that polls for the
+	// file (kubectl, a watcher) never sees it half written.
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
 	return nil
