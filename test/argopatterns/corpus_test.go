@@ -118,7 +118,7 @@ func (p *pattern) rehearse() {
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	p.rec = startRecorder(ctx, t, filepath.Join(p.ws, "kubeconfig"), p.kinds())
+	p.rec = startRecorder(ctx, filepath.Join(p.ws, "kubeconfig"), p.kinds())
 	u := &rehearsal.Up{
 		Out: &p.out, Workspace: p.ws, Repo: p.dir, Root: p.exp.Root, LocalCluster: p.bin,
 		ExitWhenSettled: true, Timeout: 4 * time.Minute, StallAfter: p.exp.stallAfter(),

@@ -36,7 +36,7 @@ type recorder struct {
 
 // startRecorder waits for kubeconfig to exist, then watches the kinds
 // until ctx ends.
-func startRecorder(ctx context.Context, t *testing.T, kubeconfig string, kinds []string) *recorder {
+func startRecorder(ctx context.Context, kubeconfig string, kinds []string) *recorder {
 	r := &recorder{firstRev: map[string]int64{}, uids: map[string]map[types.UID]bool{}, ready: make(chan struct{})}
 	go func() {
 		// ready closes whatever happens: a reader of cfg must not wait
