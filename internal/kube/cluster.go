@@ -74,12 +74,10 @@ type Cluster struct {
 	config    *rest.Config
 	dynamic   dynamic.Interface
 	discovery discovery.CachedDiscoveryInterface
-	mapper    *restmapper.DeferredDiscoveryRESTMapper
-
-	// found remembers the mappings the mapper answered, until it resets:
-	// the discovery mapper asks each API group's mapper in turn, and
-	// every comparison and apply asks it for each object.
-	found foundMappings
+	// mapper is the discovery mapper behind RememberMappings: it asks
+	// each API group's mapper in turn, and every comparison and apply
+	// asks it for each object.
+	mapper meta.ResettableRESTMapper
 
 	resetMu   sync.Mutex
 	lastReset time.Time
@@ -107,7 +105,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 		config:    cfg,
 		dynamic:   dyn,
 		discovery: cached,
-		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		mapper:    RememberMappings(restmapper.NewDeferredDiscoveryRESTMapper(cached)),
 	}, nil
 }
 
@@ -118,7 +116,7 @@ func (c *Cluster) Dynamic() dynamic.Interface { return c.dynamic }
 // the mapper re-discover once (at most every half second), for kinds whose
 // CRD was created since.
 func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	m, err := c.mapping(gvk.GroupKind(), gvk.Version)
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err == nil || !meta.IsNoMatchError(err) {
 		return m, err
 	}
@@ -126,7 +124,6 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	stale := time.Since(c.lastReset) > 500*time.Millisecond
 	if stale {
 		c.mapper.Reset()
-		c.found.clear()
 		c.resets.Add(1)
 		c.lastReset = time.Now()
 	}
@@ -134,31 +131,12 @@ func (c *Cluster) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 	if !stale {
 		return nil, err
 	}
-	return c.mapping(gvk.GroupKind(), gvk.Version)
-}
-
-// mapping is the mapper's answer for gk at version ("": the preferred
-// one), from memory when it was found before.
-func (c *Cluster) mapping(gk schema.GroupKind, version string) (*meta.RESTMapping, error) {
-	key := schema.GroupVersionKind{Group: gk.Group, Version: version, Kind: gk.Kind}
-	if m, ok := c.found.get(key); ok {
-		return m, nil
-	}
-	gen := c.found.generation()
-	var versions []string
-	if version != "" {
-		versions = []string{version}
-	}
-	m, err := c.mapper.RESTMapping(gk, versions...)
-	if err == nil {
-		c.found.put(key, m, gen)
-	}
-	return m, err
+	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
 
 // IsNamespaced reports whether objects of gk live in a namespace.
 func (c *Cluster) IsNamespaced(gk schema.GroupKind) (bool, error) {
-	m, err := c.mapping(gk, "")
+	m, err := c.mapper.RESTMapping(gk)
 	if err != nil && meta.IsNoMatchError(err) {
 		m, err = c.Mapping(schema.GroupVersionKind{Group: gk.Group, Kind: gk.Kind})
 	}

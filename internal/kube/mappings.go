@@ -20,7 +20,7 @@ import (
 // installed) is asked again, and may appear. The mapping of a kind the
 // controller reads does not change while it runs (its scope and versions
 // are the CRD's, which a controller's own kinds keep).
-func RememberMappings(m meta.RESTMapper) meta.RESTMapper {
+func RememberMappings(m meta.RESTMapper) meta.ResettableRESTMapper {
 	return &mappingMemory{RESTMapper: m}
 }
 
@@ -37,38 +37,50 @@ func RememberingMapperProvider(cfg *rest.Config, httpClient *http.Client) (meta.
 
 type mappingMemory struct {
 	meta.RESTMapper
-	found sync.Map // mappingKey -> *meta.RESTMapping
+	found foundMappings
 }
 
-func mappingKey(gk schema.GroupKind, versions []string) string {
-	return gk.Group + "/" + gk.Kind + "@" + strings.Join(versions, ",")
+// mappingKey names a question to the mapper: a kind and the versions
+// asked for (at most one in practice, so the join allocates nothing).
+type mappingKey struct {
+	gk       schema.GroupKind
+	versions string
 }
 
 // RESTMapping answers a mapping found before from memory. The mapping is
-// shared by every caller, who only read it.
+// shared by every caller, who only read it. A mapping looked up while the
+// memory was reset is not kept.
 func (m *mappingMemory) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
-	key := mappingKey(gk, versions)
-	if found, ok := m.found.Load(key); ok {
-		return found.(*meta.RESTMapping), nil
+	key := mappingKey{gk: gk, versions: strings.Join(versions, ",")}
+	if found, ok := m.found.get(key); ok {
+		return found, nil
 	}
+	gen := m.found.generation()
 	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
 	if err != nil {
 		return nil, err
 	}
-	m.found.Store(key, mapping)
+	m.found.put(key, mapping, gen)
 	return mapping, nil
 }
 
-// foundMappings are the mappings a Cluster's mapper answered, by kind
-// and version, until the mapper resets. Mappings are shared by every
-// caller, who only read them.
+// Reset forgets every mapping and resets the wrapped mapper when it can
+// discover the kinds again (meta.ResettableRESTMapper).
+func (m *mappingMemory) Reset() {
+	m.found.clear()
+	if r, ok := m.RESTMapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+}
+
+// foundMappings are the mappings a mapper answered, until it resets.
 type foundMappings struct {
 	mu  sync.RWMutex
 	gen uint64
-	m   map[schema.GroupVersionKind]*meta.RESTMapping
+	m   map[mappingKey]*meta.RESTMapping
 }
 
-func (f *foundMappings) get(key schema.GroupVersionKind) (*meta.RESTMapping, bool) {
+func (f *foundMappings) get(key mappingKey) (*meta.RESTMapping, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	m, ok := f.m[key]
@@ -84,19 +96,19 @@ func (f *foundMappings) generation() uint64 {
 }
 
 // put keeps m for key, unless the mappings were cleared since gen.
-func (f *foundMappings) put(key schema.GroupVersionKind, m *meta.RESTMapping, gen uint64) {
+func (f *foundMappings) put(key mappingKey, m *meta.RESTMapping, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gen != gen {
 		return
 	}
 	if f.m == nil {
-		f.m = map[schema.GroupVersionKind]*meta.RESTMapping{}
+		f.m = map[mappingKey]*meta.RESTMapping{}
 	}
 	f.m[key] = m
 }
 
-// clear forgets every mapping: the mapper discovers the kinds again.
+// clear forgets every mapping.
 func (f *foundMappings) clear() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

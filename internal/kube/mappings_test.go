@@ -58,14 +58,19 @@ func TestRememberMappings(t *testing.T) {
 	if kinds, err := m.KindsFor(apps.WithResource("applications")); err != nil || len(kinds) != 1 {
 		t.Errorf("KindsFor(applications) = %v, %v", kinds, err)
 	}
+	// A reset forgets what was found: the kind is asked again.
+	m.Reset()
+	if _, err := m.RESTMapping(app, "v1alpha1"); err != nil || inner.asked != 5 {
+		t.Errorf("after a reset: err %v, asked %d times, want 5", err, inner.asked)
+	}
 }
 
-// A Cluster remembers the mappings its mapper found until the mapper
-// resets; a lookup that began before a reset does not bring its answer
-// back after it.
+// The memory keeps the mappings its mapper found until it resets; a
+// lookup that began before a reset does not bring its answer back after
+// it.
 func TestFoundMappings(t *testing.T) {
-	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-	mapping := &meta.RESTMapping{GroupVersionKind: cm, Scope: meta.RESTScopeNamespace}
+	cm := mappingKey{gk: schema.GroupKind{Kind: "ConfigMap"}, versions: "v1"}
+	mapping := &meta.RESTMapping{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Scope: meta.RESTScopeNamespace}
 	tests := []struct {
 		name  string
 		steps func(f *foundMappings)
