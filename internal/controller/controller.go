@@ -226,7 +226,8 @@ func (c *Controller) setupEvents(cfg *rest.Config, scheme *runtime.Scheme) error
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}))
+	busy := func() bool { return c.rec.runners.count() > 0 }
+	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}, busy))
 	defer c.broadcaster.Shutdown()
 	c.rec.setBase(ctx)
 	c.rec.targets.Start(ctx, c.rec.onNewInformer)

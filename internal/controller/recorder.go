@@ -138,42 +138,61 @@ func conditionEvents(base, app *v1alpha1.Application) []appEvent {
 	return out
 }
 
-// eventRate and eventBurst pace the Events sent to the API server: a
-// bootstrap of hundreds of apps records several per app, and the API
-// server's time goes to the syncs first. Meanwhile events wait in
-// client-go's queue, which holds a thousand.
+// eventRate and eventBurst pace the Events sent to the API server while
+// syncs run: a bootstrap of hundreds of apps records several per app, and
+// the API server's time goes to the syncs first. Meanwhile events wait in
+// client-go's queue, which holds a thousand. With no sync running they
+// go at eventQuietRate, so that the events a burst of syncs left waiting
+// reach users within seconds of its end, not over the half minute the
+// sync rate would take; the rate still bounds a storm of status changes
+// (every app of a cluster that went away).
 const (
-	eventRate  = 50
-	eventBurst = 100
+	eventRate      = 50
+	eventQuietRate = 500
+	eventBurst     = 100
 )
 
-// pacedSink sends events no faster than eventRate per second.
+// pacedSink sends events no faster than eventRate per second while busy
+// reports syncs running, eventQuietRate otherwise.
 type pacedSink struct {
 	record.EventSink
 	ctx     context.Context //nolint:containedctx // the controller's lifetime: a stop ends the wait
 	limiter *rate.Limiter
+	busy    func() bool
 }
 
-func newPacedSink(ctx context.Context, sink record.EventSink) *pacedSink {
-	return &pacedSink{EventSink: sink, ctx: ctx, limiter: rate.NewLimiter(eventRate, eventBurst)}
+func newPacedSink(ctx context.Context, sink record.EventSink, busy func() bool) *pacedSink {
+	return &pacedSink{EventSink: sink, ctx: ctx, limiter: rate.NewLimiter(eventRate, eventBurst), busy: busy}
+}
+
+// wait takes the event's turn at the rate of the moment.
+func (s *pacedSink) wait() error {
+	limit := rate.Limit(eventQuietRate)
+	if s.busy() {
+		limit = eventRate
+	}
+	if s.limiter.Limit() != limit {
+		s.limiter.SetLimit(limit)
+	}
+	return s.limiter.Wait(s.ctx)
 }
 
 func (s *pacedSink) Create(e *corev1.Event) (*corev1.Event, error) {
-	if err := s.limiter.Wait(s.ctx); err != nil {
+	if err := s.wait(); err != nil {
 		return nil, err
 	}
 	return s.EventSink.Create(e)
 }
 
 func (s *pacedSink) Update(e *corev1.Event) (*corev1.Event, error) {
-	if err := s.limiter.Wait(s.ctx); err != nil {
+	if err := s.wait(); err != nil {
 		return nil, err
 	}
 	return s.EventSink.Update(e)
 }
 
 func (s *pacedSink) Patch(old *corev1.Event, data []byte) (*corev1.Event, error) {
-	if err := s.limiter.Wait(s.ctx); err != nil {
+	if err := s.wait(); err != nil {
 		return nil, err
 	}
 	return s.EventSink.Patch(old, data)

@@ -126,7 +126,7 @@ func (s *countingSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
 func TestPacedSinkStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	inner := &countingSink{}
-	sink := newPacedSink(ctx, inner)
+	sink := newPacedSink(ctx, inner, func() bool { return true })
 	for i := range eventBurst {
 		if _, err := sink.Create(&corev1.Event{}); err != nil {
 			t.Fatalf("event %d of the burst: %v", i, err)
@@ -141,5 +141,24 @@ func TestPacedSinkStops(t *testing.T) {
 	}
 	if inner.n != eventBurst {
 		t.Errorf("%d events reached the API server, want the burst of %d", inner.n, eventBurst)
+	}
+}
+
+// TestPacedSinkRate checks the pace follows the syncs: the sync rate
+// while one runs, the quiet rate once none does, and back.
+func TestPacedSinkRate(t *testing.T) {
+	busy := true
+	sink := newPacedSink(t.Context(), &countingSink{}, func() bool { return busy })
+	for _, step := range []struct {
+		busy bool
+		want float64
+	}{{true, eventRate}, {false, eventQuietRate}, {false, eventQuietRate}, {true, eventRate}} {
+		busy = step.busy
+		if _, err := sink.Create(&corev1.Event{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := float64(sink.limiter.Limit()); got != step.want {
+			t.Errorf("syncs running %v: events paced at %v a second, want %v", step.busy, got, step.want)
+		}
 	}
 }
