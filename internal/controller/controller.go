@@ -226,8 +226,7 @@ func (c *Controller) setupEvents(cfg *rest.Config, scheme *runtime.Scheme) error
 
 // Start runs the controller until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
-	busy := func() bool { return c.rec.runners.count() > 0 }
-	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}, busy))
+	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}, c.rec.syncing))
 	defer c.broadcaster.Shutdown()
 	c.rec.setBase(ctx)
 	c.rec.targets.Start(ctx, c.rec.onNewInformer)

@@ -96,11 +96,16 @@ func heapReclaimable() uint64 {
 	return free
 }
 
+// syncing reports whether a sync runs: the controller is busy, and the API
+// server's time goes to the syncs (the memory trimmer and the pace of
+// Events ask).
+func (r *Reconciler) syncing() bool { return r.runners.count() > 0 }
+
 // newMemoryTrimmer trims r's process.
 func (r *Reconciler) newMemoryTrimmer() memoryTrimmer {
 	return memoryTrimmer{
 		interval: memoryTrimInterval,
-		busy:     func() bool { return r.activity.since() >= memoryTrimBusy || r.runners.count() > 0 },
+		busy:     func() bool { return r.activity.since() >= memoryTrimBusy || r.syncing() },
 		free:     heapReclaimable,
 		release:  debug.FreeOSMemory,
 	}

@@ -52,10 +52,10 @@ type mappingKey struct {
 // memory was reset is not kept.
 func (m *mappingMemory) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
 	key := mappingKey{gk: gk, versions: strings.Join(versions, ",")}
-	if found, ok := m.found.get(key); ok {
+	found, ok, gen := m.found.get(key)
+	if ok {
 		return found, nil
 	}
-	gen := m.found.generation()
 	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
 	if err != nil {
 		return nil, err
@@ -80,19 +80,14 @@ type foundMappings struct {
 	m   map[mappingKey]*meta.RESTMapping
 }
 
-func (f *foundMappings) get(key mappingKey) (*meta.RESTMapping, bool) {
+// get returns the mapping kept for key, and the number of clears so far:
+// a mapping looked up after get is kept only if no clear came between
+// (put).
+func (f *foundMappings) get(key mappingKey) (*meta.RESTMapping, bool, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	m, ok := f.m[key]
-	return m, ok
-}
-
-// generation is the number of clears so far: a mapping looked up before a
-// clear is not kept after it (put).
-func (f *foundMappings) generation() uint64 {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.gen
+	return m, ok, f.gen
 }
 
 // put keeps m for key, unless the mappings were cleared since gen.

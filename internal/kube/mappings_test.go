@@ -71,32 +71,37 @@ func TestRememberMappings(t *testing.T) {
 func TestFoundMappings(t *testing.T) {
 	cm := mappingKey{gk: schema.GroupKind{Kind: "ConfigMap"}, versions: "v1"}
 	mapping := &meta.RESTMapping{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Scope: meta.RESTScopeNamespace}
+	// generation is the clears so far, as a lookup sees them.
+	generation := func(f *foundMappings) uint64 {
+		_, _, gen := f.get(cm)
+		return gen
+	}
 	tests := []struct {
 		name  string
 		steps func(f *foundMappings)
 		want  bool
 	}{
 		{"nothing found yet", func(*foundMappings) {}, false},
-		{"found", func(f *foundMappings) { f.put(cm, mapping, f.generation()) }, true},
+		{"found", func(f *foundMappings) { f.put(cm, mapping, generation(f)) }, true},
 		{"found, then cleared", func(f *foundMappings) {
-			f.put(cm, mapping, f.generation())
+			f.put(cm, mapping, generation(f))
 			f.clear()
 		}, false},
 		{"looked up across a clear", func(f *foundMappings) {
-			gen := f.generation()
+			gen := generation(f)
 			f.clear()
 			f.put(cm, mapping, gen)
 		}, false},
 		{"looked up after a clear", func(f *foundMappings) {
 			f.clear()
-			f.put(cm, mapping, f.generation())
+			f.put(cm, mapping, generation(f))
 		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var f foundMappings
 			tt.steps(&f)
-			got, ok := f.get(cm)
+			got, ok, _ := f.get(cm)
 			if ok != tt.want || ok && got != mapping {
 				t.Errorf("get = %v, %v; want found %v", got, ok, tt.want)
 			}

@@ -83,6 +83,8 @@ func (t Tracking) Set(obj *unstructured.Unstructured) {
 // With annotation tracking, an id that names another object (a copy of a
 // tracked object) is no owner.
 func (t Tracking) Owner(obj *unstructured.Unstructured) string {
+	// Read in place: GetAnnotations and GetLabels copy them all, for every
+	// object of every comparison.
 	if id, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", AnnotationInstallationID); id != t.InstallationID {
 		return ""
 	}
@@ -90,10 +92,8 @@ func (t Tracking) Owner(obj *unstructured.Unstructured) string {
 		instance, _, _ := unstructured.NestedString(obj.Object, "metadata", "labels", LabelInstance)
 		return instance
 	}
-	// Read in place: GetAnnotations copies them all, for every object of
-	// every comparison.
-	id, ok, err := unstructured.NestedString(obj.Object, "metadata", "annotations", AnnotationTrackingID)
-	if !ok || err != nil {
+	id, ok, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", AnnotationTrackingID)
+	if !ok {
 		return ""
 	}
 	app, rest, ok := strings.Cut(id, ":")

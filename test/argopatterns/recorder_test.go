@@ -54,6 +54,9 @@ func startRecorder(ctx context.Context, kubeconfig string, kinds []string) *reco
 			time.Sleep(20 * time.Millisecond)
 		}
 		if r.cfg == nil {
+			if r.err == nil {
+				r.err = ctx.Err()
+			}
 			return
 		}
 		dc, err := dynamic.NewForConfig(r.cfg)

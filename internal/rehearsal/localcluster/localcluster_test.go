@@ -26,8 +26,10 @@ func TestCopyKubeconfig(t *testing.T) {
 	if err != nil || string(got) != want {
 		t.Fatalf("kubeconfig = %q, %v; want %q", got, err, want)
 	}
-	if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	if fi, err := os.Stat(dst); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
 	}
 	if entries, _ := os.ReadDir(ws); len(entries) != 1 {
 		t.Errorf("workspace holds %d files, want the kubeconfig alone", len(entries))
