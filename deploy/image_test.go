@@ -59,6 +59,12 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("Dockerfile copies %d things into the final image, want only the binary", n)
 	}
 
+	// The binary the benchmarks and tests run is the one the image ships.
+	if !regexp.MustCompile(`(?m)^MAIN_GO := CGO_ENABLED=0 \$\(GO\)$`).MatchString(makefile) ||
+		!regexp.MustCompile(`(?m)^bin/wavecd: FORCE\n\t\$\(MAIN_GO\) build `).MatchString(makefile) {
+		t.Error("Makefile: bin/wavecd is not built with CGO_ENABLED=0 as the image's binary is")
+	}
+
 	xFlag := regexp.MustCompile(`-X (` + regexp.QuoteMeta(modulePath) + `/[\w/]+\.\w+)=`)
 	if diff := cmp.Diff(xTargets(xFlag, makefile), xTargets(xFlag, dockerfile)); diff != "" {
 		t.Errorf("version variables stamped by the Makefile (-) and the Dockerfile (+) differ:\n%s", diff)

@@ -38,15 +38,19 @@ func BuildLocalCluster(ctx context.Context, root string) (string, error) {
 }
 
 // BuildWavecd builds bin/wavecd from the current source under root, under
-// the same file lock as BuildLocalCluster, and returns its path.
+// the same file lock as BuildLocalCluster, and returns its path. It is
+// built without cgo, as `make build` and the image build it (and as `make
+// test` builds the tests, which then share Go's build cache with it).
 func BuildWavecd(ctx context.Context, root string) (string, error) {
-	return buildLocked(ctx, root, binary{name: "wavecd", module: ".", pkg: "./cmd/wavecd"})
+	return buildLocked(ctx, root, binary{name: "wavecd", module: ".", pkg: "./cmd/wavecd", env: []string{"CGO_ENABLED=0"}})
 }
 
 // binary is an executable of this repository: bin/<name>, built from pkg
-// in the module rooted at <root>/<module>.
+// in the module rooted at <root>/<module>, with env added to the
+// environment.
 type binary struct {
 	name, module, pkg string
+	env               []string
 }
 
 // lockBin takes the lock test packages building into bin take, waiting
@@ -79,6 +83,7 @@ func buildLocked(ctx context.Context, root string, b binary) (string, error) {
 	out := filepath.Join(bin, b.name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, b.pkg)
 	cmd.Dir = filepath.Join(root, b.module)
+	cmd.Env = append(os.Environ(), b.env...)
 	if log, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %w\n%s", b.name, err, log)
 	}
