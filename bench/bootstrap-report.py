@@ -45,6 +45,11 @@ def by(ss, *keys):
     return agg
 
 
+def since(w, key, t0):
+    """Seconds from t0 to the watch's stamp key, or None."""
+    return round(w[key] - t0, 2) if w.get(key) else None
+
+
 def per_app(counts, apps):
     return {" ".join(k): round(v / apps, 2) for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v}
 
@@ -68,6 +73,8 @@ def main():
         "synced_healthy_s": round(w["done_unix"] - t0, 2) if w.get("done_unix") else None,
         "first_healthy_s": round(w["first_healthy_unix"] - t0, 2) if w.get("first_healthy_unix") else None,
         "median_healthy_s": round(w["median_healthy_unix"] - t0, 2) if w.get("median_healthy_unix") else None,
+        "first_created_s": since(w, "first_seen_unix", t0), "median_created_s": since(w, "median_seen_unix", t0),
+        "all_created_s": since(w, "all_seen_unix", t0),
         "poll_s": res.get("total_s"), "poll_interval_s": res.get("interval_s"),
         "controller_cpu_s": ctrl.get("cpu_s"), "rss_mib": ctrl.get("rss_mib"), "peak_rss_mib": ctrl.get("peak_rss_mib"),
         "settled_rss_mib": idle.get("rss_end_mib"), "idle_cpu_pct_of_core": idle.get("cpu_pct_of_one_core"),
@@ -93,6 +100,8 @@ def main():
     print(f"apps: {a.apps} (+ the root)")
     print(f"all Synced+Healthy: {s['synced_healthy_s']} s (watch); first {s['first_healthy_s']} s, "
           f"median {s['median_healthy_s']} s; measure.py's poll every {s['poll_interval_s']} s: {s['poll_s']} s")
+    if s["all_created_s"] is not None:
+        print(f"apps created (the root's children, from the watch): median {s['median_created_s']} s, all {s['all_created_s']} s")
     print(f"controller at that moment: {s['controller_cpu_s']} CPU-s, RSS {s['rss_mib']} MiB, peak {s['peak_rss_mib']} MiB")
     if s["idle_s"]:
         print(f"idle {s['idle_s']} s: {s['idle_cpu_pct_of_core']}% of a core, RSS settled at {s['settled_rss_mib']} MiB")

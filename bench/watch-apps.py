@@ -16,9 +16,12 @@ Usage:
     watch-apps.py --proxy http://127.0.0.1:PORT --expect 1001 --out DIR \
         [--namespace argocd] [--scrape NAME=URL ...] [--pid NAME=PID ...] [--timeout 900]
 Writes DIR/watch.json: {"done_unix", "first_healthy_unix", "median_healthy_unix",
-"events", "timed_out", "procs": {NAME: {"cpu_s", "rss_mib", "peak_rss_mib"}}} with
+"first_seen_unix", "median_seen_unix", "all_seen_unix", "events", "timed_out",
+"procs": {NAME: {"cpu_s", "rss_mib", "peak_rss_mib"}}} with
 each --pid's CPU seconds (utime+stime), resident and peak resident memory at
-that moment.
+that moment. The *_seen_ times are when apps first appeared (their
+creation), the last when --expect apps existed: how much of a bootstrap
+went to creating the children and how much to syncing them.
 """
 import argparse
 import json
@@ -73,6 +76,8 @@ def main():
     apps = {}  # name -> (sync, health)
     ok = set()  # names of the apps Synced and Healthy now
     healthy_at = {}  # name -> first time Synced+Healthy
+    seen_at = {}  # name -> first time seen, for apps created after the list
+    all_seen = None  # when --expect apps first existed
     deadline = time.time() + a.timeout
     events = 0
     done_at = None
@@ -102,6 +107,9 @@ def main():
                     ok.discard(name)
                     continue
                 apps[name] = state(obj)
+                seen_at.setdefault(name, now)
+                if all_seen is None and len(apps) >= a.expect:
+                    all_seen = now
                 if apps[name] == ("Synced", "Healthy"):
                     healthy_at.setdefault(name, now)
                     ok.add(name)
@@ -117,9 +125,13 @@ def main():
         procs = {n: proc(int(pid)) for n, pid in (s.split("=", 1) for s in a.pid)}
         scrape(a.out, targets)
     hs = sorted(healthy_at.values())
+    ss = sorted(seen_at.values())
     res = {"done_unix": done_at, "timed_out": done_at is None, "events": events,
            "first_healthy_unix": hs[0] if hs else None,
-           "median_healthy_unix": hs[len(hs) // 2] if hs else None, "procs": procs}
+           "median_healthy_unix": hs[len(hs) // 2] if hs else None,
+           "first_seen_unix": ss[0] if ss else None,
+           "median_seen_unix": ss[len(ss) // 2] if ss else None,
+           "all_seen_unix": all_seen, "procs": procs}
     with open(os.path.join(a.out, "watch.json"), "w") as f:
         json.dump(res, f, indent=1)
     return 0 if done_at is not None else 1

@@ -16,12 +16,14 @@ const memoryTrimInterval = 30 * time.Second
 const memoryTrimMin = 8 << 20
 
 // memoryTrimBusy is how many reconciles in a memoryTrimInterval make the
-// controller busy: ten a second. Fewer are the trickle of an idle
-// installation's periodic refreshes (a thousand apps refresh every three
-// minutes, about six a second), which allocate too little for Go's
-// collector to run and lower its goal, so the heap a burst left behind
-// stays resident unless it is handed back.
-const memoryTrimBusy = 10 * int64(memoryTrimInterval/time.Second)
+// controller busy: fifty a second. Fewer are the periodic refreshes of
+// an idle installation: a thousand apps refresh every two to three
+// minutes, in rounds of about fifteen a second after a bootstrap (the
+// apps' jitter spreads them over a minute). A round grows the heap by its
+// garbage (5 MiB at 1,000 apps), which then stays resident until the next
+// trim: with ten a second as the bound, that was after the round, so an
+// idle controller's memory rose with every round.
+const memoryTrimBusy = 50 * int64(memoryTrimInterval/time.Second)
 
 // memoryTrimmer hands the heap a burst of work (a bootstrap of hundreds of
 // apps) left free back to the operating system once the controller is
@@ -96,6 +98,12 @@ func heapReclaimable() uint64 {
 	return free
 }
 
+// trimBusy reports whether reconciles in an interval, or a running sync,
+// make the controller too busy to trim: the heap is then the work's.
+func trimBusy(reconciles int64, syncing bool) bool {
+	return syncing || reconciles >= memoryTrimBusy
+}
+
 // syncing reports whether a sync runs: the controller is busy, and the API
 // server's time goes to the syncs (the memory trimmer and the pace of
 // Events ask).
@@ -105,7 +113,7 @@ func (r *Reconciler) syncing() bool { return r.runners.count() > 0 }
 func (r *Reconciler) newMemoryTrimmer() memoryTrimmer {
 	return memoryTrimmer{
 		interval: memoryTrimInterval,
-		busy:     func() bool { return r.activity.since() >= memoryTrimBusy || r.syncing() },
+		busy:     func() bool { return trimBusy(r.activity.since(), r.syncing()) },
 		free:     heapReclaimable,
 		release:  debug.FreeOSMemory,
 	}

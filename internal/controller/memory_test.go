@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestMemoryTrimmer(t *testing.T) {
@@ -27,6 +28,32 @@ func TestMemoryTrimmer(t *testing.T) {
 			m.tick()
 			if released != tc.release {
 				t.Errorf("released = %v, want %v", released, tc.release)
+			}
+		})
+	}
+}
+
+// TestTrimBusy: a refresh round of 1,000 apps (about 15 reconciles a
+// second) leaves the controller idle enough to trim; a sync, or the rounds
+// of thousands of apps, do not.
+func TestTrimBusy(t *testing.T) {
+	interval := int64(memoryTrimInterval / time.Second)
+	tests := map[string]struct {
+		reconciles int64
+		syncing    bool
+		busy       bool
+	}{
+		"nothing":                    {},
+		"a round of 1,000 apps":      {reconciles: 15 * interval},
+		"a round of 5,000 apps":      {reconciles: 80 * interval, busy: true},
+		"a sync with few reconciles": {reconciles: 3, syncing: true, busy: true},
+		"just under the bound":       {reconciles: memoryTrimBusy - 1},
+		"at the bound":               {reconciles: memoryTrimBusy, busy: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := trimBusy(tc.reconciles, tc.syncing); got != tc.busy {
+				t.Errorf("trimBusy(%d, %v) = %v, want %v", tc.reconciles, tc.syncing, got, tc.busy)
 			}
 		})
 	}

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,10 +44,8 @@ func ResultOf(err error) ReconcileResult {
 // built without metrics records none.
 type Metrics struct {
 	registry          Registry
-	reconcileTotal    *prometheus.CounterVec
+	apps              *appSeries
 	reconcileDuration *prometheus.HistogramVec
-	syncTotal         *prometheus.CounterVec
-	appInfo           *prometheus.GaugeVec
 	gitFetchDuration  *prometheus.HistogramVec
 	notifyDeliveries  *prometheus.CounterVec
 	notifyTriggers    *prometheus.CounterVec
@@ -57,12 +53,6 @@ type Metrics struct {
 	shardApps         *prometheus.GaugeVec
 	shardRebalances   *prometheus.CounterVec
 	shardMoved        *prometheus.CounterVec
-
-	mu sync.Mutex // serializes SetAppInfo and DeleteApp per series set
-	// info is each app's wavecd_app_info labels, so that a change
-	// replaces that one series: a search of all series per call took a
-	// quarter of an idle controller's CPU at 1,000 apps.
-	info map[appKey][]string
 }
 
 // New registers wavecd's metrics with reg; a nil reg gets a new
@@ -75,23 +65,12 @@ func New(reg Registry) (*Metrics, error) {
 	}
 	m := &Metrics{
 		registry: reg,
-		reconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wavecd_app_reconcile_total",
-			Help: "Application reconciles, by app and result.",
-		}, []string{"namespace", "name", "result"}),
+		apps:     newAppSeries(),
 		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "wavecd_app_reconcile_duration_seconds",
 			Help:    "Time an Application reconcile took, by the apps' namespace and result (like argocd_app_reconcile, not by app).",
 			Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 16},
 		}, []string{"namespace", "result"}),
-		syncTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wavecd_app_sync_total",
-			Help: "Finished sync operations, by app and final phase.",
-		}, []string{"namespace", "name", "project", "phase"}),
-		appInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "wavecd_app_info",
-			Help: "Information about an Application (always 1), like argocd_app_info.",
-		}, []string{"namespace", "name", "project", "health_status", "sync_status"}),
 		gitFetchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "wavecd_git_fetch_duration_seconds",
 			Help:    "Time a Git fetch took, by repository and result.",
@@ -122,7 +101,7 @@ func New(reg Registry) (*Metrics, error) {
 			Help: "Applications this controller replica took up (gained) or gave away (lost) in rebalances.",
 		}, []string{"replica", "direction"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileTotal, m.reconcileDuration, m.syncTotal, m.appInfo, m.gitFetchDuration, m.notifyDeliveries, m.notifyTriggers, m.kubeRequests, m.shardApps, m.shardRebalances, m.shardMoved} {
+	for _, c := range []prometheus.Collector{m.apps, m.reconcileDuration, m.gitFetchDuration, m.notifyDeliveries, m.notifyTriggers, m.kubeRequests, m.shardApps, m.shardRebalances, m.shardMoved} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -143,7 +122,7 @@ func (m *Metrics) ObserveReconcile(namespace, name string, result ReconcileResul
 	if m == nil {
 		return
 	}
-	m.reconcileTotal.WithLabelValues(namespace, name, string(result)).Inc()
+	m.apps.observeReconcile(namespace, name, result)
 	m.reconcileDuration.WithLabelValues(namespace, string(result)).Observe(took.Seconds())
 }
 
@@ -152,7 +131,7 @@ func (m *Metrics) ObserveSync(app *v1alpha1.Application, phase v1alpha1.Operatio
 	if m == nil {
 		return
 	}
-	m.syncTotal.WithLabelValues(app.Namespace, app.Name, app.Spec.Project, string(phase)).Inc()
+	m.apps.observeSync(app, phase)
 }
 
 // SetAppInfo records the app's project, health and sync status, replacing
@@ -161,26 +140,8 @@ func (m *Metrics) SetAppInfo(app *v1alpha1.Application) {
 	if m == nil {
 		return
 	}
-	values := []string{app.Namespace, app.Name, app.Spec.Project, string(app.Status.Health.Status), string(app.Status.Sync.Status)}
-	key := appKey{namespace: app.Namespace, name: app.Name}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.info[key]
-	if ok && slices.Equal(old, values) {
-		return
-	}
-	if ok {
-		m.appInfo.DeleteLabelValues(old...)
-	}
-	m.appInfo.WithLabelValues(values...).Set(1)
-	if m.info == nil {
-		m.info = map[appKey][]string{}
-	}
-	m.info[key] = values
+	m.apps.setInfo(app)
 }
-
-// appKey names an app.
-type appKey struct{ namespace, name string }
 
 // DeleteApp drops every series of a deleted app (the reconcile durations
 // are its namespace's).
@@ -188,13 +149,7 @@ func (m *Metrics) DeleteApp(namespace, name string) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	labels := prometheus.Labels{"namespace": namespace, "name": name}
-	delete(m.info, appKey{namespace: namespace, name: name})
-	m.appInfo.DeletePartialMatch(labels)
-	m.reconcileTotal.DeletePartialMatch(labels)
-	m.syncTotal.DeletePartialMatch(labels)
+	m.apps.delete(namespace, name)
 }
 
 // ObserveKubeRequest counts one request to a Kubernetes API server (a

@@ -115,10 +115,8 @@ wavecd_app_reconcile_duration_seconds_count{namespace="argocd",result="success"}
 	}
 
 	m.DeleteApp("argocd", "guestbook")
-	for _, c := range []prometheus.Collector{m.appInfo, m.reconcileTotal, m.syncTotal} {
-		if n := testutil.CollectAndCount(c); n != 0 {
-			t.Errorf("after DeleteApp a collector still has %d series", n)
-		}
+	if n := testutil.CollectAndCount(m.apps); n != 0 {
+		t.Errorf("after DeleteApp the apps' collector still has %d series", n)
 	}
 	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
 		t.Errorf("after DeleteApp the namespace's reconcile durations have %d series, want 1", n)
@@ -168,5 +166,55 @@ func BenchmarkSetAppInfo(b *testing.B) {
 			app.Status.Health.Status = "Healthy"
 		}
 		m.SetAppInfo(app)
+	}
+}
+
+// TestAppSeries: the per-app series made at each scrape say what the
+// client library's vectors said: a series per result and per phase and
+// project seen, the info of the app's last state, and nothing of a
+// deleted app.
+func TestAppSeries(t *testing.T) {
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"}}
+	a.Spec.Project = "default"
+	b := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
+	b.Spec.Project = "team"
+	m.ObserveReconcile("argocd", "a", ResultSuccess, time.Millisecond)
+	m.ObserveReconcile("argocd", "a", ResultError, time.Millisecond)
+	m.ObserveReconcile("argocd", "a", ResultSuccess, time.Millisecond)
+	m.ObserveSync(a, v1alpha1.OperationFailed)
+	m.ObserveSync(a, v1alpha1.OperationSucceeded)
+	m.ObserveSync(a, v1alpha1.OperationSucceeded)
+	a.Spec.Project = "platform"
+	m.ObserveSync(a, v1alpha1.OperationSucceeded)
+	a.Status.Health.Status, a.Status.Sync.Status = "Degraded", v1alpha1.SyncStatusCodeOutOfSync
+	m.SetAppInfo(a)
+	m.SetAppInfo(b)
+	m.ObserveReconcile("team", "b", ResultSuccess, time.Millisecond)
+	m.ObserveReconcile("argocd", "gone", ResultSuccess, time.Millisecond)
+	m.DeleteApp("argocd", "gone")
+
+	want := `
+# HELP wavecd_app_info Information about an Application (always 1), like argocd_app_info.
+# TYPE wavecd_app_info gauge
+wavecd_app_info{health_status="Degraded",name="a",namespace="argocd",project="platform",sync_status="OutOfSync"} 1
+wavecd_app_info{health_status="",name="b",namespace="team",project="team",sync_status=""} 1
+# HELP wavecd_app_reconcile_total Application reconciles, by app and result.
+# TYPE wavecd_app_reconcile_total counter
+wavecd_app_reconcile_total{name="a",namespace="argocd",result="error"} 1
+wavecd_app_reconcile_total{name="a",namespace="argocd",result="success"} 2
+wavecd_app_reconcile_total{name="b",namespace="team",result="success"} 1
+# HELP wavecd_app_sync_total Finished sync operations, by app and final phase.
+# TYPE wavecd_app_sync_total counter
+wavecd_app_sync_total{name="a",namespace="argocd",phase="Failed",project="default"} 1
+wavecd_app_sync_total{name="a",namespace="argocd",phase="Succeeded",project="default"} 2
+wavecd_app_sync_total{name="a",namespace="argocd",phase="Succeeded",project="platform"} 1
+`
+	if err := testutil.GatherAndCompare(m.registry, strings.NewReader(want),
+		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total"); err != nil {
+		t.Error(err)
 	}
 }
