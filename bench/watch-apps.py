@@ -19,9 +19,9 @@ Writes DIR/watch.json: {"done_unix", "first_healthy_unix", "median_healthy_unix"
 "first_seen_unix", "median_seen_unix", "all_seen_unix", "events", "timed_out",
 "procs": {NAME: {"cpu_s", "rss_mib", "peak_rss_mib"}}} with
 each --pid's CPU seconds (utime+stime), resident and peak resident memory at
-that moment. The *_seen_ times are when apps first appeared (their
-creation), the last when --expect apps existed: how much of a bootstrap
-went to creating the children and how much to syncing them.
+that moment. The *_seen_ times are when the watch saw apps created (the
+first is the root), all_seen when --expect apps existed: how much of a
+bootstrap went to creating the children and how much to syncing them.
 """
 import argparse
 import json
@@ -76,7 +76,7 @@ def main():
     apps = {}  # name -> (sync, health)
     ok = set()  # names of the apps Synced and Healthy now
     healthy_at = {}  # name -> first time Synced+Healthy
-    seen_at = {}  # name -> first time seen, for apps created after the list
+    seen_at = {}  # name -> when its creation was seen (apps listed at the start are not)
     all_seen = None  # when --expect apps first existed
     deadline = time.time() + a.timeout
     events = 0
@@ -107,7 +107,8 @@ def main():
                     ok.discard(name)
                     continue
                 apps[name] = state(obj)
-                seen_at.setdefault(name, now)
+                if ev.get("type") == "ADDED":
+                    seen_at.setdefault(name, now)
                 if all_seen is None and len(apps) >= a.expect:
                     all_seen = now
                 if apps[name] == ("Synced", "Healthy"):

@@ -14,8 +14,9 @@ import (
 // wavecd_app_reconcile_total and wavecd_app_sync_total) at each scrape
 // from a few words per app, as Argo CD makes argocd_app_info from its
 // informer at each scrape. The Prometheus library's vectors held about
-// fifty allocations per app (a label pair is three), all kept for the app's lifetime and
-// scattered over the heap of the bootstrap that made them.
+// fifty allocations per app (a label pair is three), all kept for the
+// app's lifetime and scattered over the heap of the bootstrap that made
+// them.
 type appSeries struct {
 	info, reconciles, syncs *prometheus.Desc
 
@@ -62,11 +63,10 @@ func newAppSeries() *appSeries {
 // results are the reconcile results, in the order appState counts them.
 var results = [...]ReconcileResult{ResultSuccess, ResultError}
 
+// resultIndex is r's place in results; a result not listed counts as a
+// success, as ResultOf makes only the two.
 func resultIndex(r ReconcileResult) int {
-	if r == ResultError {
-		return 1
-	}
-	return 0
+	return max(slices.Index(results[:], r), 0)
 }
 
 // label is s as a canonical copy: the few project, status and namespace
