@@ -191,11 +191,6 @@ func sameApp(a, b *v1alpha1.Application) bool {
 	return err == nil && emptyPatch(data)
 }
 
-// mergePatch is the JSON merge patch from base to app.
-func mergePatch(base, app *v1alpha1.Application) ([]byte, error) {
-	return client.MergeFrom(base).Data(app)
-}
-
 // emptyPatch reports whether a merge patch changes nothing.
 func emptyPatch(data []byte) bool { return string(data) == "{}" }
 

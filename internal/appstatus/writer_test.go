@@ -1,13 +1,11 @@
 package appstatus
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -56,14 +54,7 @@ func TestOnlyTimestamps(t *testing.T) {
 // BenchmarkOnlyTimestamps is the quiet refresh of an idle app: its new
 // comparison differs from the copy last written in its timestamps only.
 func BenchmarkOnlyTimestamps(b *testing.B) {
-	raw, err := os.ReadFile("testdata/synced-app.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	base := &v1alpha1.Application{}
-	if err := yaml.UnmarshalStrict(raw, base); err != nil {
-		b.Fatalf("testdata/synced-app.yaml: %v", err)
-	}
+	base := syncedApp(b)
 	app := base.DeepCopy()
 	later := metav1.NewTime(base.Status.ReconciledAt.Add(3 * time.Minute))
 	app.Status.ReconciledAt, app.Status.ObservedAt = &later, &later

@@ -48,11 +48,13 @@ type Comparison struct {
 	// children are the app's child Applications as the controller's cache
 	// holds them, not yet converted into Live.
 	children []*v1alpha1.Application
+	// briefChildren converts them brief (see briefChild).
+	briefChildren bool
 }
 
 // convertChildren adds the child Applications to Live.
 func (cmp *Comparison) convertChildren() error {
-	live, err := liveList{objs: cmp.Live, children: cmp.children}.all()
+	live, err := liveList{objs: cmp.Live, children: cmp.children}.all(cmp.briefChildren)
 	if err != nil {
 		return err
 	}
@@ -147,7 +149,7 @@ func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, ap
 		return nil, err
 	}
 	cmp := &Comparison{Revisions: res.Revisions, SourceTypes: res.SourceTypes, Desired: desired, Live: listed.objs, Tracking: tracking,
-		children: listed.children}
+		children: listed.children, briefChildren: briefChildren(s.Assessor)}
 	if len(applied) > 0 {
 		if err := cmp.convertChildren(); err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
@@ -74,7 +75,7 @@ func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alp
 	if err != nil {
 		return nil, err
 	}
-	return listed.all()
+	return listed.all(false)
 }
 
 // liveList is what listLive found: objects, and the app's child
@@ -85,10 +86,14 @@ type liveList struct {
 	children []*v1alpha1.Application
 }
 
-// all returns every live object, the children converted.
-func (l liveList) all() ([]*unstructured.Unstructured, error) {
+// all returns every live object, the children converted: brief ones (see
+// briefChild) when brief is set.
+func (l liveList) all(brief bool) ([]*unstructured.Unstructured, error) {
 	out := l.objs
 	for _, a := range l.children {
+		if brief {
+			a = briefChild(a)
+		}
 		u, err := application.ToUnstructured(a)
 		if err != nil {
 			return nil, err
@@ -96,6 +101,31 @@ func (l liveList) all() ([]*unstructured.Unstructured, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// briefChildren reports whether a assesses child Applications with
+// wavecd's own check, which reads only what briefChild keeps.
+func briefChildren(a *health.Assessor) bool {
+	return a != nil && a.Source(ApplicationGK) == health.SourceApplication
+}
+
+// briefChild is a child Application as its parent's comparison reads it
+// when wavecd's own check of child apps assesses their health: the status
+// that check reads (health, sync, the operation's phase and message) and
+// none of what grows with the child's own objects and syncs (its
+// resources, history, summary and conditions, its last operation and
+// result). The diff never reads a status, and a health check from
+// argocd-cm or a Lua library may read anything, so it gets the whole app.
+// A root's comparison converts thousands of children at once: the whole
+// apps were the most it held (68 MB of a 5,000-app root's last
+// comparison). The copy shares what it keeps with a, which is only read.
+func briefChild(a *v1alpha1.Application) *v1alpha1.Application {
+	c := &v1alpha1.Application{TypeMeta: a.TypeMeta, ObjectMeta: a.ObjectMeta, Spec: a.Spec, Operation: a.Operation}
+	c.Status.Health, c.Status.Sync = a.Status.Health, a.Status.Sync
+	if op := a.Status.OperationState; op != nil {
+		c.Status.OperationState = &v1alpha1.OperationState{Phase: op.Phase, Message: op.Message, StartedAt: op.StartedAt}
+	}
+	return c
 }
 
 // listLive is Live with the child Applications left unconverted.

@@ -131,7 +131,6 @@ func (r *Reconciler) syncOnce(ctx context.Context, req opRequest, opState *v1alp
 		return out, err
 	}
 	err = exec.Run(ctx, st)
-	seedPredictions(tgt, plan)
 	out.applied = plan.LiveObjects()
 	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
 		return out, fmt.Errorf("waiting for pruning confirmation: %w", err)
@@ -158,19 +157,6 @@ func (r *Reconciler) syncOptions(tgt *destination.Target, app *v1alpha1.Applicat
 		Scope: tgt.Kube, DryRuns: tgt.Predictions(), Namespaces: tgt,
 		StallTimeout: s.StallTimeout, NodeProvisioners: r.provisioners.Find,
 	}, nil
-}
-
-// seedPredictions records what a sync's applies returned as the
-// predictions for those objects: the refresh that follows the sync needs
-// no dry run for them. Only objects the sync wrote count: one it never
-// reached (a hook failed first) still differs from Git.
-func seedPredictions(tgt *destination.Target, plan *wsync.Plan) {
-	for _, task := range plan.Tasks {
-		if task.Type != wsync.TaskApply || !task.Applied || task.Object == nil || task.Live == nil || task.Live.GetResourceVersion() == "" {
-			continue
-		}
-		tgt.Seed(task.Object, task.Live, task.Settings.Mode)
-	}
 }
 
 func isAutomatedOp(app *v1alpha1.Application) bool {

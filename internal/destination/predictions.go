@@ -36,13 +36,15 @@ func (t *Target) Predictor(mode kube.ApplyMode, live *unstructured.Unstructured)
 	})
 }
 
-// Seed records what a sync's apply of desired in mode returned (applied)
-// as the prediction for it: applying the same desired object to what an
-// apply returned changes nothing, so the refresh that follows a sync needs
-// no dry run for it.
-func (t *Target) Seed(desired, applied *unstructured.Unstructured, mode kube.ApplyMode) {
+// Applied records what a sync's apply of desired in mode returned as the
+// prediction for it (see wsync.DryRunCache): applying the same desired
+// object to what an apply returned changes nothing, so the refresh that
+// follows a sync needs no dry run for it. The sync records each write as
+// it returns, so the dry run's prediction of a creation (a copy) is
+// dropped at once, not kept while the sync waits on its waves.
+func (c *Predictions) Applied(desired, applied *unstructured.Unstructured, mode kube.ApplyMode) {
 	if stamp, ok := predictionStamp(desired, applied, mode); ok {
-		t.predictions.put(kube.RefOf(desired).String(), stamp, applied, applied)
+		c.put(kube.RefOf(desired).String(), stamp, applied, applied)
 	}
 }
 

@@ -72,6 +72,36 @@ func TestPredictionsKeepNoSecondCopy(t *testing.T) {
 	}
 }
 
+// TestPredictionsAppliedDropsTheDryRunCopy: a sync's write recorded with
+// Applied replaces the dry run's prediction of a creation (a copy) with a
+// mark, at once: the refresh after the sync reads the live object back as
+// its prediction, and a sync of the same inputs over it skips its dry run.
+func TestPredictionsAppliedDropsTheDryRunCopy(t *testing.T) {
+	objs := loadObjects(t, "testdata/predictions.yaml")
+	desired, applied, later := objs["desired"], objs["applied"], objs["appliedLater"]
+	var c Predictions
+	key := kube.RefOf(desired).String()
+	created, _ := predictionStamp(desired, nil, kube.ClientSideApply)
+	c.put(key, created, applied, nil)
+	if c.m[key].obj == nil {
+		t.Fatal("the dry run of a creation kept no copy")
+	}
+	c.Applied(desired, applied, kube.ClientSideApply)
+	if c.m[key].obj != nil {
+		t.Error("the dry run's copy is still kept after the write was recorded")
+	}
+	if !c.Succeeded(desired, later, kube.ClientSideApply) {
+		t.Error("a sync over the written object does not find its dry run done")
+	}
+	stamp, _ := predictionStamp(desired, later, kube.ClientSideApply)
+	if got, hit := c.get(key, stamp, later); !hit || got != later {
+		t.Errorf("the refresh after the write got %v (hit %v), want the live object", got, hit)
+	}
+	if c.Succeeded(desired, nil, kube.ClientSideApply) {
+		t.Error("a creation's dry run still counts once the object exists")
+	}
+}
+
 func loadObjects(t *testing.T, path string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	b, err := os.ReadFile(path)

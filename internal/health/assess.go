@@ -134,6 +134,12 @@ func (a *Assessor) HasCheck(gk schema.GroupKind) bool {
 	return a.choose(gk).check != nil
 }
 
+// Source names the check that assesses objects of gk (one of the Source
+// constants or a Lua script's name), or "" when none does.
+func (a *Assessor) Source(gk schema.GroupKind) string {
+	return a.choose(gk).source
+}
+
 // Gates reports whether the Assessor holds admission webhook
 // configurations and APIServices on the readiness of the Services they
 // call (off in Argo CD parity).

@@ -158,7 +158,8 @@ type Options struct {
 	// cluster-scoped kinds when nil. kube.Cluster implements it.
 	Scope Scope
 	// DryRuns, when set, tells which dry runs already succeeded (a
-	// refresh's server-side diff made them): those tasks skip theirs.
+	// refresh's server-side diff made them): those tasks skip theirs. It
+	// learns what each write returned.
 	DryRuns DryRunCache
 	// OnProgress is called with a copy of the state after every step, so
 	// the caller can persist it.
@@ -190,6 +191,11 @@ type NamespaceLister interface {
 // (nil: creating it) in mode, with the same inputs, cannot fail now.
 type DryRunCache interface {
 	Succeeded(desired, live *unstructured.Unstructured, mode kube.ApplyMode) bool
+	// Applied records what the sync's write of desired in mode returned:
+	// applying desired again over it would change nothing, so it is the
+	// prediction for those inputs, and the one a dry run made before the
+	// write is no longer needed.
+	Applied(desired, applied *unstructured.Unstructured, mode kube.ApplyMode)
 }
 
 // Scope tells whether objects of a kind live in a namespace.
