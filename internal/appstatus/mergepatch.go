@@ -49,7 +49,9 @@ func objectMergePatch(out *bytes.Buffer, orig, mod []byte) error {
 	}
 	out.WriteByte('{')
 	first := true
-	add := func(key []byte, value func() error) error {
+	// add writes a member; a nested patch that patches nothing is taken
+	// back (a value of mod that is an empty object is not).
+	add := func(key []byte, nested bool, value func() error) error {
 		mark := out.Len()
 		if !first {
 			out.WriteByte(',')
@@ -60,8 +62,8 @@ func objectMergePatch(out *bytes.Buffer, orig, mod []byte) error {
 		if err := value(); err != nil {
 			return err
 		}
-		if string(out.Bytes()[valueAt:]) == "{}" {
-			out.Truncate(mark) // a nested object with nothing to patch
+		if nested && string(out.Bytes()[valueAt:]) == "{}" {
+			out.Truncate(mark)
 			return nil
 		}
 		first = false
@@ -75,9 +77,9 @@ func objectMergePatch(out *bytes.Buffer, orig, mod []byte) error {
 		switch {
 		case ok && bytes.Equal(ov, mb.value):
 		case ok && isJSONObject(ov) && isJSONObject(mb.value):
-			err = add(mb.key, func() error { return objectMergePatch(out, ov, mb.value) })
+			err = add(mb.key, true, func() error { return objectMergePatch(out, ov, mb.value) })
 		default:
-			err = add(mb.key, func() error { _, err := out.Write(mb.value); return err })
+			err = add(mb.key, false, func() error { _, err := out.Write(mb.value); return err })
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", mb.key, err)
@@ -85,7 +87,7 @@ func objectMergePatch(out *bytes.Buffer, orig, mod []byte) error {
 	}
 	for _, mb := range o {
 		if !modKeys[string(mb.key)] {
-			_ = add(mb.key, func() error { _, err := out.WriteString("null"); return err })
+			_ = add(mb.key, false, func() error { _, err := out.WriteString("null"); return err })
 		}
 	}
 	out.WriteByte('}')
