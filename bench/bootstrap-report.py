@@ -70,9 +70,8 @@ def main():
     idle = ((res.get("idle") or {}).get("procs") or {}).get("controller", {})
     s = {
         "apps": a.apps,
-        "synced_healthy_s": round(w["done_unix"] - t0, 2) if w.get("done_unix") else None,
-        "first_healthy_s": round(w["first_healthy_unix"] - t0, 2) if w.get("first_healthy_unix") else None,
-        "median_healthy_s": round(w["median_healthy_unix"] - t0, 2) if w.get("median_healthy_unix") else None,
+        "synced_healthy_s": since(w, "done_unix", t0), "first_healthy_s": since(w, "first_healthy_unix", t0),
+        "median_healthy_s": since(w, "median_healthy_unix", t0),
         "first_created_s": since(w, "first_seen_unix", t0), "median_created_s": since(w, "median_seen_unix", t0),
         "all_created_s": since(w, "all_seen_unix", t0),
         "poll_s": res.get("total_s"), "poll_interval_s": res.get("interval_s"),

@@ -19,79 +19,74 @@ func mergePatch(base, app *v1alpha1.Application) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	if err := objectMergePatch(&out, orig, mod); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return objectMergePatch(orig, mod)
 }
 
-// objectMergePatch writes the JSON merge patch from orig to mod, two JSON
+// objectMergePatch is the JSON merge patch from orig to mod, two JSON
 // objects as encoding/json writes them (members in a fixed order, no
 // spaces, so equal values are equal bytes): a member of equal bytes is
 // left out, one mod lacks is null, one that is an object on both sides is
-// patched member by member, and any other is mod's value. Values are
-// compared as bytes and only the members that changed are read below
-// their first level: a patch of decoded documents held both whole as maps
-// (18 MB for a root of 5,000 children, at each of its status writes).
-func objectMergePatch(out *bytes.Buffer, orig, mod []byte) error {
+// patched member by member (and left out when that patches nothing), and
+// any other is mod's value. Values are compared as bytes and only the
+// members that changed are read below their first level: a patch of
+// decoded documents held both whole as maps (18 MB for a root of 5,000
+// children, at each of its status writes).
+func objectMergePatch(orig, mod []byte) ([]byte, error) {
 	o, err := members(orig)
 	if err != nil {
-		return fmt.Errorf("read the original: %w", err)
+		return nil, fmt.Errorf("read the original: %w", err)
 	}
 	m, err := members(mod)
 	if err != nil {
-		return fmt.Errorf("read the modified: %w", err)
+		return nil, fmt.Errorf("read the modified: %w", err)
 	}
 	origValue := make(map[string][]byte, len(o))
 	for _, mb := range o {
 		origValue[string(mb.key)] = mb.value
 	}
-	out.WriteByte('{')
-	first := true
-	// add writes a member; a nested patch that patches nothing is taken
-	// back (a value of mod that is an empty object is not).
-	add := func(key []byte, nested bool, value func() error) error {
-		mark := out.Len()
-		if !first {
-			out.WriteByte(',')
-		}
-		out.Write(key)
-		out.WriteByte(':')
-		valueAt := out.Len()
-		if err := value(); err != nil {
-			return err
-		}
-		if nested && string(out.Bytes()[valueAt:]) == "{}" {
-			out.Truncate(mark)
-			return nil
-		}
-		first = false
-		return nil
-	}
-	modKeys := make(map[string]bool, len(m))
+	var patch []member
 	for _, mb := range m {
-		modKeys[string(mb.key)] = true
 		ov, ok := origValue[string(mb.key)]
-		var err error
 		switch {
 		case ok && bytes.Equal(ov, mb.value):
 		case ok && isJSONObject(ov) && isJSONObject(mb.value):
-			err = add(mb.key, true, func() error { return objectMergePatch(out, ov, mb.value) })
+			sub, err := objectMergePatch(ov, mb.value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", mb.key, err)
+			}
+			if !emptyPatch(sub) {
+				patch = append(patch, member{key: mb.key, value: sub})
+			}
 		default:
-			err = add(mb.key, false, func() error { _, err := out.Write(mb.value); return err })
+			patch = append(patch, mb)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", mb.key, err)
-		}
+		delete(origValue, string(mb.key))
 	}
 	for _, mb := range o {
-		if !modKeys[string(mb.key)] {
-			_ = add(mb.key, false, func() error { _, err := out.WriteString("null"); return err })
+		if _, removed := origValue[string(mb.key)]; removed {
+			patch = append(patch, member{key: mb.key, value: jsonNull})
 		}
 	}
+	return writeObject(patch), nil
+}
+
+// jsonNull is a merge patch's value for a member to remove.
+var jsonNull = []byte("null")
+
+// writeObject writes members as a JSON object.
+func writeObject(members []member) []byte {
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, mb := range members {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(mb.key)
+		out.WriteByte(':')
+		out.Write(mb.value)
+	}
 	out.WriteByte('}')
-	return nil
+	return out.Bytes()
 }
 
 // isJSONObject reports whether raw, a JSON value without leading spaces,

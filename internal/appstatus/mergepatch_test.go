@@ -1,7 +1,6 @@
 package appstatus
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -171,21 +170,21 @@ func TestObjectMergePatch(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := objectMergePatch(&out, []byte(tc.orig), []byte(tc.mod)); err != nil {
+			out, err := objectMergePatch([]byte(tc.orig), []byte(tc.mod))
+			if err != nil {
 				t.Fatal(err)
 			}
 			want, err := jsonpatch.CreateMergePatch([]byte(tc.orig), []byte(tc.mod))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameJSON(t, out.Bytes(), want) {
-				t.Errorf("patch %s, want %s", out.Bytes(), want)
+			if !sameJSON(t, out, want) {
+				t.Errorf("patch %s, want %s", out, want)
 			}
 			// Applied, it makes what json-patch's makes (the modified
 			// document, but for members set to null: a merge patch
 			// removes those).
-			applied, err := jsonpatch.MergePatch([]byte(tc.orig), out.Bytes())
+			applied, err := jsonpatch.MergePatch([]byte(tc.orig), out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,9 +201,8 @@ func TestObjectMergePatch(t *testing.T) {
 
 func TestObjectMergePatchRefusesWhatItCannotRead(t *testing.T) {
 	for _, doc := range []string{``, `[]`, `"a"`, `{"a":1`, `{"a"}`, `{"a":"unterminated}`, `{a:1}`, `{"a":[1,2}`} {
-		var out bytes.Buffer
-		if err := objectMergePatch(&out, []byte(doc), []byte(`{}`)); err == nil {
-			t.Errorf("%q: no error, patch %s", doc, out.Bytes())
+		if out, err := objectMergePatch([]byte(doc), []byte(`{}`)); err == nil {
+			t.Errorf("%q: no error, patch %s", doc, out)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
@@ -130,11 +131,9 @@ func briefChild(a *v1alpha1.Application) *v1alpha1.Application {
 
 // listLive is Live with the child Applications left unconverted.
 func (c *Comparer) listLive(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) (liveList, error) {
-	list, byManager := tgt.Live.ListTracked, false
-	for _, d := range app.Spec.IgnoreDifferences {
-		if len(d.ManagedFieldsManagers) > 0 {
-			list, byManager = tgt.Kube.ListTracked, true
-		}
+	list, byManager := tgt.Live.ListTracked, diff.ReadsManagedFields(IgnoreRules(app.Spec.IgnoreDifferences))
+	if byManager {
+		list = tgt.Kube.ListTracked
 	}
 	c.watch(ctx, tgt, kinds)
 	others := slices.DeleteFunc(slices.Clone(kinds), func(gk schema.GroupKind) bool { return gk == ApplicationGK })

@@ -30,6 +30,13 @@ type IgnoreRule struct {
 	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
 }
 
+// ReadsManagedFields reports whether a rule names field managers: it then
+// finds their fields in a live object's managedFields, which the caches
+// and a sync's kept writes otherwise drop.
+func ReadsManagedFields(rules []IgnoreRule) bool {
+	return slices.ContainsFunc(rules, func(r IgnoreRule) bool { return len(r.ManagedFieldsManagers) > 0 })
+}
+
 func (r IgnoreRule) matches(obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
 	any := func(want, got string) bool { return want == "" || want == "*" || want == got }

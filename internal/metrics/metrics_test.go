@@ -16,12 +16,8 @@ import (
 )
 
 func TestMetrics(t *testing.T) {
-	m, err := New(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "guestbook"}}
-	app.Spec.Project = "default"
+	m := newMetrics(t)
+	app := testApp("argocd", "guestbook", "default")
 	app.Status.Health.Status, app.Status.Sync.Status = "Progressing", v1alpha1.SyncStatusCodeOutOfSync
 	m.SetAppInfo(app)
 	app.Status.Health.Status, app.Status.Sync.Status = "Healthy", v1alpha1.SyncStatusCodeSynced
@@ -147,13 +143,10 @@ func httptestGet(t *testing.T, h http.Handler) string {
 // controller does on every reconcile: its cost must not grow with the
 // apps (it searched every series).
 func BenchmarkSetAppInfo(b *testing.B) {
-	m, err := New(prometheus.NewRegistry())
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := newMetrics(b)
 	apps := make([]*v1alpha1.Application, 5000)
 	for i := range apps {
-		apps[i] = &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: fmt.Sprintf("app-%d", i)}}
+		apps[i] = testApp("argocd", fmt.Sprintf("app-%d", i), "")
 		apps[i].Status.Health.Status = "Healthy"
 		m.SetAppInfo(apps[i])
 	}
@@ -174,14 +167,8 @@ func BenchmarkSetAppInfo(b *testing.B) {
 // project seen, the info of the app's last state, and nothing of a
 // deleted app.
 func TestAppSeries(t *testing.T) {
-	m, err := New(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"}}
-	a.Spec.Project = "default"
-	b := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}
-	b.Spec.Project = "team"
+	m := newMetrics(t)
+	a, b := testApp("argocd", "a", "default"), testApp("team", "b", "team")
 	m.ObserveReconcile("argocd", "a", ResultSuccess, time.Millisecond)
 	m.ObserveReconcile("argocd", "a", ResultError, time.Millisecond)
 	m.ObserveReconcile("argocd", "a", ResultSuccess, time.Millisecond)
@@ -217,4 +204,19 @@ wavecd_app_sync_total{name="a",namespace="argocd",phase="Succeeded",project="pla
 		"wavecd_app_info", "wavecd_app_reconcile_total", "wavecd_app_sync_total"); err != nil {
 		t.Error(err)
 	}
+}
+
+func newMetrics(tb testing.TB) *Metrics {
+	tb.Helper()
+	m, err := New(prometheus.NewRegistry())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+func testApp(namespace, name, project string) *v1alpha1.Application {
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	app.Spec.Project = project
+	return app
 }

@@ -435,7 +435,7 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 	}
 	ts.Result = ResultSynced
 	ts.Message = applyMessage(obj, t)
-	if out != nil && !readsManagedFields(e.opts.IgnoreDifferences) {
+	if out != nil && !diff.ReadsManagedFields(e.opts.IgnoreDifferences) {
 		// Kept until the sync ends (its waits, the comparison after it),
 		// as the controller's caches keep objects: without managedFields,
 		// nearly half of a small object's answer.
@@ -450,12 +450,6 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 		ts.Phase = TaskRunning
 	}
 	e.events.add(ctx, withType(event, EventApplied))
-}
-
-// readsManagedFields reports whether an ignore rule names field managers,
-// whose fields it finds in a live object's managedFields.
-func readsManagedFields(rules []diff.IgnoreRule) bool {
-	return slices.ContainsFunc(rules, func(r diff.IgnoreRule) bool { return len(r.ManagedFieldsManagers) > 0 })
 }
 
 func withType(e Event, t EventType) Event {
