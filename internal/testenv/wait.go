@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"runtime/pprof"
+	"strings"
 	stdsync "sync"
 	"testing"
 	"time"
@@ -59,10 +61,20 @@ func Start(t testing.TB, what string, start func(context.Context) error) (stop f
 					t.Errorf("%s stopped with an error: %v", what, err)
 				}
 			case <-time.After(stopWait):
-				t.Errorf("%s did not stop within %s", what, stopWait)
+				t.Errorf("%s did not stop within %s; its goroutines:\n%s", what, stopWait, goroutines())
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// goroutines is every goroutine's stack, for a component that does not
+// stop: where it hangs is the failure's cause.
+func goroutines() string {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		return "(no stacks: " + err.Error() + ")"
+	}
+	return b.String()
 }
