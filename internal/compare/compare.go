@@ -54,7 +54,7 @@ type Comparison struct {
 
 // convertChildren adds the child Applications to Live.
 func (cmp *Comparison) convertChildren() error {
-	live, err := liveList{objs: cmp.Live, children: cmp.children}.all(cmp.briefChildren)
+	live, err := liveList{objs: cmp.Live, children: cmp.children, brief: cmp.briefChildren}.all()
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alp
 	if err != nil {
 		return nil, err
 	}
-	return listed.all(false)
+	return listed.all()
 }
 
 // liveList is what listLive found: objects, and the app's child
@@ -85,14 +85,15 @@ func (c *Comparer) Live(ctx context.Context, tgt *destination.Target, app *v1alp
 type liveList struct {
 	objs     []*unstructured.Unstructured
 	children []*v1alpha1.Application
+	// brief converts the children brief (see briefChild).
+	brief bool
 }
 
-// all returns every live object, the children converted: brief ones (see
-// briefChild) when brief is set.
-func (l liveList) all(brief bool) ([]*unstructured.Unstructured, error) {
+// all returns every live object, the children converted.
+func (l liveList) all() ([]*unstructured.Unstructured, error) {
 	out := l.objs
 	for _, a := range l.children {
-		if brief {
+		if l.brief {
 			a = briefChild(a)
 		}
 		u, err := application.ToUnstructured(a)

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"runtime/pprof"
 	"strings"
 	stdsync "sync"
@@ -61,7 +62,7 @@ func Start(t testing.TB, what string, start func(context.Context) error) (stop f
 					t.Errorf("%s stopped with an error: %v", what, err)
 				}
 			case <-time.After(stopWait):
-				t.Errorf("%s did not stop within %s; its goroutines:\n%s", what, stopWait, goroutines())
+				t.Errorf("%s did not stop within %s; the goroutines in the project's code:\n%s", what, stopWait, projectGoroutines())
 			}
 		})
 	}
@@ -69,12 +70,28 @@ func Start(t testing.TB, what string, start func(context.Context) error) (stop f
 	return stop
 }
 
-// goroutines is every goroutine's stack, for a component that does not
-// stop: where it hangs is the failure's cause.
-func goroutines() string {
-	var b strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+// projectGoroutine marks a goroutine stack that runs the project's code.
+const projectGoroutine = "github.com/wavecd/wavecd/internal/"
+
+// projectGoroutines is the stack of every goroutine that runs the
+// project's code, for a component that does not stop: where it hangs is
+// the failure's cause. The others (the test runner's, client-go's and the
+// API server's connections, hundreds in a package of parallel tests) are
+// only counted.
+func projectGoroutines() string {
+	var all strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&all, 2); err != nil {
 		return "(no stacks: " + err.Error() + ")"
 	}
+	var b strings.Builder
+	others := 0
+	for _, g := range strings.Split(all.String(), "\n\n") {
+		if strings.Contains(g, projectGoroutine) && !strings.Contains(g, "testenv.projectGoroutines") {
+			b.WriteString(g + "\n\n")
+		} else {
+			others++
+		}
+	}
+	fmt.Fprintf(&b, "(%d other goroutines)", others)
 	return b.String()
 }
