@@ -9,9 +9,11 @@ import (
 // reported with keep a goroutine blocked in the project's code, leave out
 // the helper's own, and count the others.
 func TestProjectGoroutines(t *testing.T) {
-	block := make(chan struct{})
+	started, block := make(chan struct{}), make(chan struct{})
 	defer close(block)
-	go blockedInProject(block)
+	go blockedInProject(started, block)
+	// A goroutine that has not run yet shows only who created it.
+	<-started
 	out := projectGoroutines()
 	if !strings.Contains(out, "testenv.blockedInProject") {
 		t.Errorf("the goroutine blocked in the project's code is missing:\n%s", out)
@@ -24,4 +26,7 @@ func TestProjectGoroutines(t *testing.T) {
 	}
 }
 
-func blockedInProject(block <-chan struct{}) { <-block }
+func blockedInProject(started chan<- struct{}, block <-chan struct{}) {
+	close(started)
+	<-block
+}
