@@ -231,6 +231,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
 	c.rec.targets.Start(ctx, c.rec.onNewInformer)
 	go c.rec.newMemoryTrimmer().run(ctx)
+	go tuneGC(ctx)
 	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
