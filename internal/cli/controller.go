@@ -113,6 +113,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	a.opts.Metrics = metrics
+	a.opts.TuneGC = true // this process runs the controller
 	kube.CountRequests(cfg, metrics.ObserveKubeRequest)
 	ctrl, err := controller.New(cfg, a.opts)
 	if err != nil {

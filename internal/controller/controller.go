@@ -74,6 +74,10 @@ type Options struct {
 	// PprofAddr serves Go's profiling endpoints there when set (off by
 	// default; for benchmarks and debugging).
 	PprofAddr string
+	// TuneGC sets the collector's percent from the live heap (gcpercent.go),
+	// which is the process's: for a process that runs the controller, not
+	// for tests that run many.
+	TuneGC bool
 	// Now is the controller's clock for sync windows, conditions and
 	// operation times (default time.Now). Tests move it to cross a sync
 	// window's edge without waiting for the minute cron schedules count in;
@@ -128,6 +132,7 @@ type Controller struct {
 	// broadcaster sends the Events the reconciler records to events.
 	broadcaster record.EventBroadcaster
 	events      typedcorev1.EventInterface
+	tuneGC      bool
 }
 
 // New builds a controller for the cluster cfg points at.
@@ -188,7 +193,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	rec := newReconciler(mgr.GetClient(), mgr.GetAPIReader(), targets, opts)
-	c := &Controller{mgr: mgr, rec: rec}
+	c := &Controller{mgr: mgr, rec: rec, tuneGC: opts.TuneGC}
 	if err := c.setupEvents(cfg, scheme); err != nil {
 		return nil, err
 	}
@@ -231,7 +236,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
 	c.rec.targets.Start(ctx, c.rec.onNewInformer)
 	go c.rec.newMemoryTrimmer().run(ctx)
-	go tuneGC(ctx)
+	if c.tuneGC {
+		go tuneGC(ctx)
+	}
 	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started

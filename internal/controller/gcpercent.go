@@ -39,8 +39,8 @@ func gcPercentFor(live uint64) int {
 }
 
 // gcTuner sets the collector's percent from the live heap, every
-// interval. It is off when the GOGC environment variable is set: the
-// user's choice stands.
+// interval, and Go's default again when it stops. It is off when the GOGC
+// environment variable is set: the user's choice stands.
 type gcTuner struct {
 	interval time.Duration
 	// live is the heap live at the last collection.
@@ -71,7 +71,9 @@ func (t *gcTuner) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			t.set(gcPercentMax)
+			if t.current != gcPercentMax {
+				t.set(gcPercentMax)
+			}
 			return
 		case <-tick.C:
 			t.tick()

@@ -1,6 +1,10 @@
 package controller
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 func TestGCPercentFor(t *testing.T) {
 	tests := map[string]struct {
@@ -48,6 +52,26 @@ func TestGCTunerTick(t *testing.T) {
 		tu.tick()
 		if len(set) != len(s.sets) || (len(set) == 1 && set[0] != s.sets[0]) {
 			t.Errorf("step %d (%d MiB live): set %v, want %v", i, s.live>>20, set, s.sets)
+		}
+	}
+}
+
+// TestGCTunerStop: a tuner that changed the percent sets Go's default again
+// when it stops; one that did not sets nothing.
+func TestGCTunerStop(t *testing.T) {
+	for _, current := range []int{gcPercentMax, 60} {
+		var set []int
+		tu := &gcTuner{interval: time.Hour, live: func() uint64 { return 0 },
+			set: func(p int) int { set = append(set, p); return 0 }, current: current}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		tu.run(ctx)
+		var want []int
+		if current != gcPercentMax {
+			want = []int{gcPercentMax}
+		}
+		if len(set) != len(want) || (len(set) == 1 && set[0] != want[0]) {
+			t.Errorf("stopped at %d: set %v, want %v", current, set, want)
 		}
 	}
 }
