@@ -75,8 +75,8 @@ type Options struct {
 	// default; for benchmarks and debugging).
 	PprofAddr string
 	// TuneGC sets the collector's percent from the live heap (gcpercent.go),
-	// which is the process's: for a process that runs the controller, not
-	// for tests that run many.
+	// which is the process's: for a process that runs one controller (wavecd
+	// controller), not for tests that run many.
 	TuneGC bool
 	// Now is the controller's clock for sync windows, conditions and
 	// operation times (default time.Now). Tests move it to cross a sync
@@ -132,7 +132,6 @@ type Controller struct {
 	// broadcaster sends the Events the reconciler records to events.
 	broadcaster record.EventBroadcaster
 	events      typedcorev1.EventInterface
-	tuneGC      bool
 }
 
 // New builds a controller for the cluster cfg points at.
@@ -193,7 +192,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	rec := newReconciler(mgr.GetClient(), mgr.GetAPIReader(), targets, opts)
-	c := &Controller{mgr: mgr, rec: rec, tuneGC: opts.TuneGC}
+	c := &Controller{mgr: mgr, rec: rec}
 	if err := c.setupEvents(cfg, scheme); err != nil {
 		return nil, err
 	}
@@ -236,7 +235,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.rec.setBase(ctx)
 	c.rec.targets.Start(ctx, c.rec.onNewInformer)
 	go c.rec.newMemoryTrimmer().run(ctx)
-	if c.tuneGC {
+	if c.rec.opts.TuneGC {
 		go tuneGC(ctx)
 	}
 	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {

@@ -43,9 +43,11 @@ func TestGCTunerTick(t *testing.T) {
 		{live: 300 << 20},                  // unchanged
 		{live: 10 << 20, sets: []int{100}}, // back to the default
 		{live: 66 << 20},                   // 96: less than a step
+		{live: 120 << 20, sets: []int{53}}, // a step
+		{live: 200 << 20, sets: []int{50}}, // less than a step, but the minimum
 	}
 	var set []int
-	tu := &gcTuner{set: func(p int) int { set = append(set, p); return 0 }, current: gcPercentMax}
+	tu := &gcTuner{set: func(p int) { set = append(set, p) }, current: gcPercentMax}
 	for i, s := range steps {
 		set = nil
 		tu.live = func() uint64 { return s.live }
@@ -62,7 +64,7 @@ func TestGCTunerStop(t *testing.T) {
 	for _, current := range []int{gcPercentMax, 60} {
 		var set []int
 		tu := &gcTuner{interval: time.Hour, live: func() uint64 { return 0 },
-			set: func(p int) int { set = append(set, p); return 0 }, current: current}
+			set: func(p int) { set = append(set, p) }, current: current}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		tu.run(ctx)
