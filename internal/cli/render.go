@@ -37,6 +37,14 @@ its kustomize.buildOptions apply, its wavecd.mirrors serve repositories
 locally (--mirror wins), its health customizations are compiled, and what
 render cannot use is named in a warning.
 
+Helm charts see .Capabilities as Argo CD hands them: with --kubeconfig (or
+--context) the cluster's version and every group/version and
+group/version/Kind it serves, so a chart that tests for a CRD or an API
+(policy/v1/PodDisruptionBudget, monitoring.coreos.com/v1/ServiceMonitor)
+renders as it would there; --kube-version and --api-versions set them
+instead (they win over the cluster's). Without either, Helm's defaults
+apply. An Application's helm.kubeVersion and helm.apiVersions win over all.
+
 Objects print sorted by group, kind, namespace and name. Files skipped on
 purpose (they parse but hold no Kubernetes object, or are symlinks not
 followed) are listed as warnings; a file that does not parse is an error
@@ -48,7 +56,11 @@ Renders are bounded as the controller bounds them: one document 3Mi
 50M (reposerver.max.combined.manifests.size); --limit KEY=SIZE changes one,
 as the same key in argocd-cm (or in --settings) does for the controller.`
 
-const renderExample = `  # render an app-of-apps root whose repository is mirrored locally
+const renderExample = `  # render as the controller would for the cluster of the current kubeconfig
+  # context: its Kubernetes version and every API version it serves
+  wavecd render -f apps/karpenter.yaml --kubeconfig ~/.kube/config
+
+  # render an app-of-apps root whose repository is mirrored locally
   wavecd render -f root-app.yaml --mirror https://github.com/acme/seed=./seed
 
   # render a chart in a local folder with a parameter
@@ -79,6 +91,10 @@ type renderAction struct {
 	Settings    string
 	// Limits are argocd-cm render limits, KEY=SIZE.
 	Limits []string
+	// kube reaches the cluster whose capabilities Helm sees, when
+	// ReadCluster says --kubeconfig or --context was given.
+	kube        kubeFlags
+	ReadCluster bool
 }
 
 func newRenderCommand(s Streams) *cobra.Command {
@@ -90,10 +106,12 @@ func newRenderCommand(s Streams) *cobra.Command {
 		Example: renderExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.ReadCluster = cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")
 			return a.Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
+	a.kube.addTo(f)
 	f.StringVarP(&a.File, "filename", "f", "", "Application manifest to render (- for standard input)")
 	f.StringArrayVar(&a.Mirrors, "mirror", nil, "serve repository URL from a local folder or Git repository: URL=PATH (repeatable)")
 	f.StringVarP(&a.Output, "output", "o", "yaml", "output format: yaml or json")
@@ -106,8 +124,8 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f.StringArrayVar(&a.HelmSets, "helm-set", nil, "with --repo: Helm parameter NAME=VALUE (repeatable)")
 	f.StringArrayVar(&a.ValueFiles, "values", nil, "with --repo: Helm value file in the repository, relative to --path (repeatable)")
 	f.StringArrayVar(&a.Limits, "limit", nil, "raise or lower a render limit as argocd-cm would: KEY=SIZE, e.g. "+render.KeyMaxDirectorySize+"=50M (repeatable)")
-	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: Helm's)")
-	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities (repeatable or comma-separated)")
+	f.StringVar(&a.KubeVersion, "kube-version", "", "Kubernetes version for Helm's .Capabilities (default: the cluster's with --kubeconfig, else Helm's)")
+	f.StringSliceVar(&a.APIVersions, "api-versions", nil, "API versions for Helm's .Capabilities, group/version or group/version/Kind (repeatable or comma-separated; default: every one the cluster serves with --kubeconfig, else Helm's built-in list)")
 	f.StringVar(&a.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.StringVar(&a.Settings, "settings", "", "Argo CD settings, as for up: ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	f.StringVar(&a.Type, "type", "", "with --repo: render as helm, kustomize, directory or plugin:NAME instead of detecting the type")
@@ -149,7 +167,11 @@ func (a *renderAction) Run(ctx context.Context) error {
 		Charts:  source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
 		Plugins: plugins,
 	})
-	opts := render.AppOptions{Capabilities: render.Capabilities{KubeVersion: a.KubeVersion, APIVersions: a.APIVersions}}
+	caps, err := a.capabilities()
+	if err != nil {
+		return err
+	}
+	opts := render.AppOptions{Capabilities: caps}
 	if a.Settings != "" {
 		opts.Kustomize = render.KustomizeSettingsFrom(data)
 	}

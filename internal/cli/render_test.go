@@ -56,6 +56,15 @@ func TestRender(t *testing.T) {
 			args:    []string{"render", "-f", "UNREACHABLE"},
 			wantErr: `unreachable.yaml:7: application unreachable: spec.source: resolve revision "main" of http://robot:xxxxx@127.0.0.1:1/seed.git: list refs:`,
 		},
+		"capabilities from flags": {
+			args: []string{"render", "--repo", app("caps"), "--path", ".", "--kube-version", "v1.30.4-eks-a737599",
+				"--api-versions", "v1,v1/ConfigMap,policy/v1beta1,policy/v1beta1/PodDisruptionBudget", "--api-versions", "example.com/v1/Widget"},
+			golden: "render-caps-flags.yaml",
+		},
+		"the version of an unstamped Kubernetes build fails the chart's kubeVersion": {
+			args:    []string{"render", "--repo", app("caps"), "--path", ".", "--kube-version", "v0.0.0-master+$Format:%H$"},
+			wantErr: `chart requires kubeVersion: >= 1.21.0-0 which is incompatible with Kubernetes v0.0.0-master+$Format:%H$`,
+		},
 		"neither file nor repo": {args: []string{"render"}, wantErr: "give either -f APP.yaml or --repo DIR"},
 		"bad output":            {args: []string{"render", "--repo", ".", "-o", "xml"}, wantErr: `unknown output format "xml": use one of [yaml json]`},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
+	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 // EventComponent is the reporting controller of the Kubernetes Events the
@@ -48,7 +49,36 @@ func changeEvents(base, app *v1alpha1.Application) []appEvent {
 	if base.Status.Sync.Status != "" {
 		out = append(out, statusEvents(base, app)...)
 	}
+	out = append(out, serverSideEvents(base, app)...)
 	return append(out, conditionEvents(base, app)...)
+}
+
+// ReasonServerSideApplied is the reason of the event recorded when an
+// object too large for client-side apply was applied server-side.
+const ReasonServerSideApplied = "ServerSideApplied"
+
+// serverSideEvents records each object that the operation applied
+// server-side, since the write before, because it was too large for
+// client-side apply.
+func serverSideEvents(base, app *v1alpha1.Application) []appEvent {
+	st := app.Status.OperationState
+	if st == nil || st.SyncResult == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	if was := base.Status.OperationState; was != nil && was.SyncResult != nil && was.StartedAt.Equal(&st.StartedAt) {
+		for _, r := range was.SyncResult.Resources {
+			seen[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name] = true
+		}
+	}
+	var out []appEvent
+	for _, r := range st.SyncResult.Resources {
+		if !strings.Contains(r.Message, wsync.TooLargeForClientSide) || seen[r.Group+"/"+r.Kind+"/"+r.Namespace+"/"+r.Name] {
+			continue
+		}
+		out = append(out, appEvent{corev1.EventTypeNormal, ReasonServerSideApplied, r.Message})
+	}
+	return out
 }
 
 // statusEvents records a new sync or health status.

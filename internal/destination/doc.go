@@ -3,7 +3,10 @@
 // through the registered clusters (internal/cluster, the cluster Secrets
 // of the controller's namespace) to a Target: its clients, a live cache
 // whose informers watch the kinds apps manage there, what dry runs
-// predicted there, and the server version Helm sees.
+// predicted there, and the capabilities Helm sees: the server version as
+// a semantic version and every API version it serves, discovered again
+// when a CustomResourceDefinition changes (capabilities.go), as Argo CD
+// hands them to Helm.
 //
 // The in-cluster destination is the local target, built from the
 // controller's own configuration; every other cluster gets a target of its

@@ -19,8 +19,17 @@ import (
 // server-side diff). A prediction is reused while neither the desired
 // object nor the live one (its resourceVersion) changed, so a periodic
 // refresh of an unchanged app costs no dry run.
+//
+// An object too large for client-side apply (kube.TooLargeForClientSide)
+// is predicted server-side, as the sync applies it.
 func (t *Target) Predictor(mode kube.ApplyMode, live *unstructured.Unstructured) diff.Predictor {
 	return diff.PredictorFunc(func(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		mode := mode
+		if mode == kube.ClientSideApply {
+			if _, tooLarge := kube.TooLargeForClientSide(desired); tooLarge {
+				mode = kube.ServerSideApply
+			}
+		}
 		key := kube.RefOf(desired).String()
 		stamp, ok := predictionStamp(desired, live, mode)
 		if ok {

@@ -2,7 +2,6 @@ package destination
 
 import (
 	"context"
-	stdsync "sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -10,12 +9,11 @@ import (
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
-	"github.com/wavecd/wavecd/internal/render"
 )
 
 // Target is one destination cluster as the controller reaches it: its
 // clients, the live cache of the kinds apps manage there, what dry runs
-// predicted there, and the server version Helm sees.
+// predicted there, and the capabilities Helm sees (capabilities.go).
 type Target struct {
 	// Local says the target is the cluster the controller runs in, reached
 	// with the controller's own configuration.
@@ -27,8 +25,7 @@ type Target struct {
 	// config is the credentials a remote target was built with.
 	config      cluster.Config
 	predictions Predictions
-	versionOnce stdsync.Once
-	version     string
+	caps        capabilities
 	// stop ends a remote target's informers.
 	stop context.CancelFunc
 }
@@ -41,20 +38,6 @@ func NewTarget(cfg *rest.Config) (*Target, error) {
 		return nil, err
 	}
 	return &Target{Kube: k, Live: kube.NewLiveCache(k)}, nil
-}
-
-// Capabilities describes the destination for Helm; the version is read
-// once, and unknown on error.
-func (t *Target) Capabilities(ctx context.Context) render.Capabilities {
-	t.versionOnce.Do(func() {
-		v, err := t.Kube.ServerVersion()
-		if err != nil {
-			logctx.From(ctx).Warn("read server version", "server", t.Server, "err", err)
-			return
-		}
-		t.version = v
-	})
-	return render.Capabilities{KubeVersion: t.version}
 }
 
 // Predictions are the dry runs made at the target; a sync reads them as

@@ -55,9 +55,12 @@ func NewTargets(cfg *rest.Config, registry cluster.Registry) (*Targets, error) {
 func (ts *Targets) Local() *Target { return ts.local }
 
 // Start runs the live caches, the local one and those of remote targets
-// built from now on, until ctx ends; onNew gets every new informer.
+// built from now on, and their watches of CustomResourceDefinitions (for
+// the API versions Helm sees), until ctx ends; onNew gets every new
+// informer.
 func (ts *Targets) Start(ctx context.Context, onNew func(schema.GroupKind, toolscache.SharedIndexInformer)) {
 	ts.local.Live.Start(ctx, onNew)
+	ts.local.watchCRDs(ctx)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.ctx, ts.onNew = ctx, onNew
@@ -160,6 +163,7 @@ func (ts *Targets) remoteFor(c *cluster.Cluster) (*Target, error) {
 		ctx, cancel := context.WithCancel(ts.ctx)
 		t.stop = cancel
 		t.Live.Start(ctx, ts.onNew)
+		t.watchCRDs(ctx)
 	}
 	ts.remote[c.Server] = t
 	return t, nil

@@ -74,6 +74,8 @@ type Cluster struct {
 	config    *rest.Config
 	dynamic   dynamic.Interface
 	discovery discovery.CachedDiscoveryInterface
+	// direct is discovery without the cache, for APIVersions.
+	direct discovery.DiscoveryInterface
 	// mapper is the discovery mapper behind RememberMappings: it asks
 	// each API group's mapper in turn, and every comparison and apply
 	// asks it for each object.
@@ -105,6 +107,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 		config:    cfg,
 		dynamic:   dyn,
 		discovery: cached,
+		direct:    disco,
 		mapper:    RememberMappings(restmapper.NewDeferredDiscoveryRESTMapper(cached)),
 	}, nil
 }
@@ -185,13 +188,4 @@ func (c *Cluster) GetOptional(ctx context.Context, ref Ref) (*unstructured.Unstr
 		return nil, nil
 	}
 	return obj, err
-}
-
-// ServerVersion returns the API server's version, e.g. v1.35.0.
-func (c *Cluster) ServerVersion() (string, error) {
-	v, err := c.discovery.ServerVersion()
-	if err != nil {
-		return "", fmt.Errorf("read server version: %w", err)
-	}
-	return v.GitVersion, nil
 }

@@ -80,6 +80,39 @@ func withLastApplied(obj *unstructured.Unstructured) (*unstructured.Unstructured
 	return out, nil
 }
 
+// MaxAnnotationsSize is the most bytes the API server accepts in one
+// object's annotations, keys and values together.
+const MaxAnnotationsSize = 256 << 10
+
+// TooLargeForClientSide reports whether client-side apply cannot write
+// obj: its last-applied annotation, a copy of obj, would take the
+// object's annotations past MaxAnnotationsSize (the API server answers
+// "metadata.annotations: Too long"), as a CustomResourceDefinition with a
+// large schema does. size is the bytes of that copy.
+func TooLargeForClientSide(obj *unstructured.Unstructured) (size int, tooLarge bool) {
+	annotations := obj.GetAnnotations()
+	others := 0
+	for k, v := range annotations {
+		if k != AnnotationLastApplied {
+			others += len(k) + len(v)
+		}
+	}
+	var data []byte
+	var err error
+	if _, has := annotations[AnnotationLastApplied]; has {
+		var out *unstructured.Unstructured
+		if out, err = withLastApplied(obj); err == nil {
+			data = []byte(out.GetAnnotations()[AnnotationLastApplied])
+		}
+	} else {
+		data, err = json.Marshal(obj.Object) // what withLastApplied encodes
+	}
+	if err != nil {
+		return 0, false // the apply reports it
+	}
+	return len(data), others+len(AnnotationLastApplied)+len(data) > MaxAnnotationsSize
+}
+
 // threeWayPatch computes the patch from live to modified: a strategic merge
 // patch for kinds client-go knows, a JSON merge patch for the others.
 func threeWayPatch(modified, live *unstructured.Unstructured) ([]byte, types.PatchType, error) {

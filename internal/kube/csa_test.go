@@ -3,6 +3,7 @@ package kube
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -206,6 +207,43 @@ func TestWithLastApplied(t *testing.T) {
 			want := len(tc.want) + 1
 			if got := len(out.GetAnnotations()); got != want {
 				t.Errorf("out has %d annotations, want %d (the encoded ones and last-applied)", got, want)
+			}
+		})
+	}
+}
+
+// TestTooLargeForClientSide: the last-applied copy counts with the other
+// annotations against the limit; an older last-applied annotation does
+// not, as client-side apply replaces it.
+func TestTooLargeForClientSide(t *testing.T) {
+	const kib = 1024
+	for name, tc := range map[string]struct {
+		data, annotation, lastApplied int // bytes of each
+		want                          bool
+	}{
+		"small":                               {data: 10 * kib},
+		"200 KiB of data":                     {data: 200 * kib},
+		"270 KiB of data":                     {data: 270 * kib, want: true},
+		"data and other annotations":          {data: 150 * kib, annotation: 120 * kib, want: true},
+		"a large older last-applied replaced": {data: 10 * kib, lastApplied: 300 * kib},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obj := object("v1", "ConfigMap", "ns", "c", nil, nil)
+			obj.Object["data"] = map[string]any{"blob": strings.Repeat("x", tc.data)}
+			annotations := map[string]string{}
+			if tc.annotation > 0 {
+				annotations["note"] = strings.Repeat("y", tc.annotation)
+			}
+			if tc.lastApplied > 0 {
+				annotations[AnnotationLastApplied] = strings.Repeat("z", tc.lastApplied)
+			}
+			obj.SetAnnotations(annotations)
+			size, got := TooLargeForClientSide(obj)
+			if got != tc.want {
+				t.Errorf("TooLargeForClientSide = %v (last-applied %d bytes), want %v", got, size, tc.want)
+			}
+			if size < tc.data {
+				t.Errorf("last-applied size %d is less than the data (%d)", size, tc.data)
 			}
 		})
 	}

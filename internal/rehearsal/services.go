@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
 	"github.com/wavecd/wavecd/internal/render"
@@ -47,7 +48,7 @@ type inventory struct {
 // bootstrapServices renders the root Applications and, recursively, the
 // Applications they make, and lists every Service they would create. An
 // app that does not render is named in a warning and left out.
-func bootstrapServices(ctx context.Context, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) inventory {
+func bootstrapServices(ctx context.Context, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string, caps render.Capabilities) inventory {
 	engine := render.NewEngine(render.EngineOptions{
 		Repos:  source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
 		Charts: source.NewCharts(source.ChartsOptions{Mirrors: mirrors}),
@@ -63,7 +64,7 @@ func bootstrapServices(ctx context.Context, root []*unstructured.Unstructured, m
 				return inv.sorted(seen)
 			}
 			inv.apps++
-			next = append(next, inv.renderApp(ctx, engine, o, seen)...)
+			next = append(next, inv.renderApp(ctx, engine, o, seen, caps)...)
 		}
 		queue = next
 	}
@@ -72,13 +73,13 @@ func bootstrapServices(ctx context.Context, root []*unstructured.Unstructured, m
 
 // renderApp renders one Application, records its Services and returns the
 // Applications it makes.
-func (inv *inventory) renderApp(ctx context.Context, engine *render.Engine, o *unstructured.Unstructured, seen map[string]bool) []*unstructured.Unstructured {
+func (inv *inventory) renderApp(ctx context.Context, engine *render.Engine, o *unstructured.Unstructured, seen map[string]bool, caps render.Capabilities) []*unstructured.Unstructured {
 	app := &v1alpha1.Application{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, app); err != nil {
 		inv.warnings = append(inv.warnings, fmt.Sprintf("Application %s: %v", o.GetName(), err))
 		return nil
 	}
-	res, err := engine.RenderApp(ctx, app, render.Capabilities{})
+	res, err := engine.RenderApp(ctx, app, caps)
 	if err != nil {
 		inv.warnings = append(inv.warnings, fmt.Sprintf("Application %s does not render: %s", app.Name, timeline.FirstLine(err.Error())))
 		return nil
@@ -108,6 +109,25 @@ func (inv inventory) sorted(seen map[string]bool) inventory {
 	}
 	slices.Sort(inv.services)
 	return inv
+}
+
+// capabilities are the local cluster's, as the controller hands them to
+// Helm (its version and API versions; the bootstrap's own CRDs are not
+// there yet); what cannot be read is left to Helm's defaults.
+func (b *bootstrap) capabilities() (render.Capabilities, error) {
+	c, err := kube.New(b.cfg)
+	if err != nil {
+		return render.Capabilities{}, err
+	}
+	version, err := c.ServerVersion()
+	if err != nil {
+		return render.Capabilities{}, err
+	}
+	apiVersions, err := c.APIVersions()
+	if err != nil {
+		return render.Capabilities{}, err
+	}
+	return render.NewCapabilities(version, apiVersions), nil
 }
 
 // expectServices writes the bootstrap's Services to the local cluster's

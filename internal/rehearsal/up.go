@@ -301,7 +301,11 @@ func sayWarnings(p *timeline.Printer, s *settings.Settings) {
 // will hold, so clients of those a later wave creates crash-loop as on a
 // real cluster.
 func expect(ctx context.Context, p *timeline.Printer, b *bootstrap, root []*unstructured.Unstructured, mirrors source.Mirrors, cacheDir string) error {
-	inv := bootstrapServices(ctx, root, mirrors, filepath.Join(cacheDir, "inventory"))
+	caps, err := b.capabilities()
+	if err != nil {
+		p.Sayf("inventory: warning: the local cluster's capabilities: %v (Helm's defaults apply)", err)
+	}
+	inv := bootstrapServices(ctx, root, mirrors, filepath.Join(cacheDir, "inventory"), caps)
 	for _, w := range inv.warnings {
 		p.Sayf("inventory: warning: %s", w)
 	}

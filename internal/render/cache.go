@@ -48,6 +48,10 @@ type CacheLimits struct {
 type cacheEntry struct {
 	key string
 	res *Result
+	// caps is the Capabilities.Key the result was rendered with, when
+	// its renderer reads them (Helm, Kustomize, plugins); "" for one
+	// that does not (Directory), which any capabilities may reuse.
+	caps string
 }
 
 // NewCache returns a cache within limits; a zero limit is no limit.
@@ -55,11 +59,15 @@ func NewCache(limits CacheLimits) *Cache {
 	return &Cache{limits: limits, ll: list.New(), items: map[string]*list.Element{}}
 }
 
-// Get returns the result stored under key. Its slices are fresh, its
-// objects shared and read-only.
-func (c *Cache) Get(key string) (*Result, bool) {
+// Get returns the result stored under key for a destination whose
+// Capabilities.Key is caps. Its slices are fresh, its objects shared and
+// read-only.
+func (c *Cache) Get(key, caps string) (*Result, bool) {
 	c.mu.Lock()
 	el, ok := c.items[key]
+	if ok {
+		ok = el.Value.(*cacheEntry).caps == "" || el.Value.(*cacheEntry).caps == caps
+	}
 	if ok {
 		c.ll.MoveToFront(el)
 	}
@@ -71,19 +79,20 @@ func (c *Cache) Get(key string) (*Result, bool) {
 	return &Result{Objects: slices.Clone(r.Objects), Warnings: slices.Clone(r.Warnings), Revisions: slices.Clone(r.Revisions), Types: slices.Clone(r.Types), Size: r.Size}, true
 }
 
-// Put stores a copy of res under key, evicting the least recently used
+// Put stores a copy of res under key, rendered with capabilities caps
+// ("" when its renderer reads none), evicting the least recently used
 // entry when full.
-func (c *Cache) Put(key string, res *Result) {
+func (c *Cache) Put(key, caps string, res *Result) {
 	stored := res.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
 		e := el.Value.(*cacheEntry)
 		c.bytes += stored.Size - e.res.Size
-		e.res = stored
+		e.res, e.caps = stored, caps
 		c.ll.MoveToFront(el)
 	} else {
-		c.items[key] = c.ll.PushFront(&cacheEntry{key: key, res: stored})
+		c.items[key] = c.ll.PushFront(&cacheEntry{key: key, res: stored, caps: caps})
 		c.bytes += stored.Size
 	}
 	for c.ll.Len() > 1 && c.over() {
@@ -122,10 +131,11 @@ func (r *Result) DeepCopy() *Result {
 	return out
 }
 
-// cacheKey hashes everything a render depends on, plugins identifying the
-// configured plugins. A source is cacheable only when every tree it reads
-// is a commit (not a local folder) and, for a Helm repository chart, when
-// its version is exact.
+// cacheKey hashes everything a render depends on but the destination's
+// capabilities (the entry records those, for the renderers that read
+// them), plugins identifying the configured plugins. A source is
+// cacheable only when every tree it reads is a commit (not a local
+// folder) and, for a Helm repository chart, when its version is exact.
 func cacheKey(req *Request, plugins string) (string, bool) {
 	k := struct {
 		Revision  string
@@ -134,10 +144,9 @@ func cacheKey(req *Request, plugins string) (string, bool) {
 		NS        string
 		Project   string
 		Source    any
-		Caps      Capabilities
 		Plugins   string
 		Kustomize KustomizeSettings
-	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Caps: req.Capabilities, Refs: map[string]string{}, Plugins: plugins,
+	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Refs: map[string]string{}, Plugins: plugins,
 		Kustomize: req.Kustomize}
 	if req.Source.IsHelmRepo() {
 		if _, err := semver.StrictNewVersion(req.Source.TargetRevision); err != nil {

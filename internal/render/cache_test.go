@@ -89,13 +89,6 @@ func TestRenderCache(t *testing.T) {
 	if engine.cache.Len() != 1 {
 		t.Errorf("cache entries = %d, want 1", engine.cache.Len())
 	}
-	other := Capabilities{KubeVersion: "v1.30.0"}
-	if _, err := engine.RenderApp(t.Context(), bigChartApp(repo), other); err != nil {
-		t.Fatal(err)
-	}
-	if engine.cache.Len() != 2 {
-		t.Errorf("other capabilities did not get their own entry: %d entries", engine.cache.Len())
-	}
 	if diff := cmp.Diff([]string{second.Revisions[0]}, first.Revisions); diff != "" {
 		t.Errorf("revisions (-want +got):\n%s", diff)
 	}
@@ -103,13 +96,13 @@ func TestRenderCache(t *testing.T) {
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := NewCache(CacheLimits{Entries: 2})
-	c.Put("a", &Result{Warnings: []string{"a"}})
-	c.Put("b", &Result{Warnings: []string{"b"}})
-	c.Get("a")
-	c.Put("c", &Result{Warnings: []string{"c"}})
-	_, hasA := c.Get("a")
-	_, hasB := c.Get("b")
-	_, hasC := c.Get("c")
+	c.Put("a", "", &Result{Warnings: []string{"a"}})
+	c.Put("b", "", &Result{Warnings: []string{"b"}})
+	c.Get("a", "")
+	c.Put("c", "", &Result{Warnings: []string{"c"}})
+	_, hasA := c.Get("a", "")
+	_, hasB := c.Get("b", "")
+	_, hasC := c.Get("c", "")
 	if diff := cmp.Diff([]bool{true, false, true}, []bool{hasA, hasB, hasC}); diff != "" {
 		t.Errorf("present a, b, c (-want +got):\n%s", diff)
 	}
@@ -141,7 +134,7 @@ func TestCacheBoundedByBytes(t *testing.T) {
 		{put: "d", size: 5000, want: []bool{false, false, false, true}},
 		{put: "a", size: 10, want: []bool{true, false, false, false}},
 	} {
-		c.Put(step.put, &Result{Size: step.size})
+		c.Put(step.put, "", &Result{Size: step.size})
 		if diff := cmp.Diff(step.want, present("a", "b", "c", "d")); diff != "" {
 			t.Fatalf("after %s (%d bytes): present a, b, c, d (-want +got):\n%s", step.put, step.size, diff)
 		}
@@ -191,6 +184,63 @@ func BenchmarkRender50Templates(b *testing.B) {
 		}
 	})
 }
+
+// TestRenderCacheFollowsCapabilities: a chart renders again for other
+// capabilities (a CRD installed since adds an API version it may test
+// for), then hits for those; a directory renders the same for any.
+func TestRenderCacheFollowsCapabilities(t *testing.T) {
+	dir := t.TempDir()
+	folder.Write(t, dir, map[string]string{
+		"stamp/Chart.yaml":        "apiVersion: v2\nname: stamp\nversion: 1.0.0\n",
+		"stamp/templates/cm.yaml": stampTemplate,
+		"plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
+	})
+	commitAll(t, dir)
+	engine := NewEngine(EngineOptions{Repos: source.NewRepos(source.ReposOptions{})})
+	before := NewCapabilities(testKubeVersion, []string{"v1", "v1/ConfigMap"})
+	after := NewCapabilities(testKubeVersion, []string{"example.com/v1", "example.com/v1/Widget", "v1", "v1/ConfigMap"})
+	render := func(path string, caps Capabilities) *unstructured.Unstructured {
+		t.Helper()
+		app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+			Source: &v1alpha1.ApplicationSource{RepoURL: dir, Path: path, TargetRevision: "main"},
+		}}
+		app.Name = path
+		res, err := engine.RenderApp(t.Context(), app, caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Objects[0]
+	}
+	at := func(obj *unstructured.Unstructured) string {
+		v, _, _ := unstructured.NestedString(obj.Object, "data", "at")
+		return v
+	}
+	first := at(render("stamp", before))
+	if again := at(render("stamp", before)); again != first {
+		t.Fatalf("the same capabilities rendered the chart again (%s, then %s)", first, again)
+	}
+	widget := render("stamp", after)
+	if at(widget) == first {
+		t.Fatal("new capabilities reused the chart's render")
+	}
+	if got, _, _ := unstructured.NestedString(widget.Object, "data", "widget"); got != "served" {
+		t.Errorf("data.widget = %q after the API version was added, want served", got)
+	}
+	if again := at(render("stamp", after)); again != at(widget) {
+		t.Errorf("the new capabilities' render was not kept (%s, then %s)", at(widget), again)
+	}
+	render("plain", before)
+	plain := render("plain", before) // a hit: the cached object itself
+	if render("plain", after) != plain {
+		t.Error("a directory rendered again for other capabilities")
+	}
+}
+
+// stampTemplate writes the time each render of its chart ran, and whether
+// the destination serves example.com/v1 Widgets.
+const stampTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stamp}\n" +
+	"data:\n  at: {{ now | date \"15:04:05.000000000\" | quote }}\n" +
+	"  {{- if .Capabilities.APIVersions.Has \"example.com/v1/Widget\" }}\n  widget: served\n  {{- end }}\n"
 
 func TestFreshRenderReplacesTheCachedResult(t *testing.T) {
 	dir := t.TempDir()

@@ -164,8 +164,9 @@ func firstRevision(r *Result) string {
 // is a Git commit.
 func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
 	key, cacheable := cacheKey(req, e.plugins.Fingerprint())
+	caps := req.Capabilities.Key()
 	if cacheable && e.cache != nil && !req.Fresh {
-		if res, ok := e.cache.Get(key); ok {
+		if res, ok := e.cache.Get(key, caps); ok {
 			return res, nil
 		}
 	}
@@ -184,7 +185,10 @@ func (e *Engine) Render(ctx context.Context, req *Request) (*Result, error) {
 	}
 	slog.DebugContext(ctx, "rendered source", "app", req.AppName, "type", typ, "objects", len(res.Objects), "took", time.Since(start))
 	if cacheable && e.cache != nil {
-		e.cache.Put(key, res)
+		if typ == TypeDirectory {
+			caps = "" // a directory renders the same on every cluster
+		}
+		e.cache.Put(key, caps, res)
 	}
 	return res, nil
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -24,6 +26,33 @@ type Capabilities struct {
 	// APIVersions lists group/version and group/version/Kind entries the
 	// cluster serves.
 	APIVersions []string `json:"apiVersions,omitempty"`
+	// digest identifies APIVersions; NewCapabilities sets it once for a
+	// destination's list, which every render of its apps keys on.
+	digest string
+}
+
+// NewCapabilities returns the capabilities of a destination serving
+// apiVersions, with the digest a render cache key reads computed once.
+func NewCapabilities(kubeVersion string, apiVersions []string) Capabilities {
+	return Capabilities{KubeVersion: kubeVersion, APIVersions: apiVersions, digest: apiVersionsDigest(apiVersions)}
+}
+
+// Key identifies the capabilities in a render cache key.
+func (c Capabilities) Key() string {
+	d := c.digest
+	if d == "" && len(c.APIVersions) > 0 {
+		d = apiVersionsDigest(c.APIVersions)
+	}
+	return c.KubeVersion + " " + d
+}
+
+func apiVersionsDigest(apiVersions []string) string {
+	h := sha256.New()
+	for _, v := range apiVersions {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Request is one source to render.

@@ -470,5 +470,14 @@ func applyMessage(obj *unstructured.Unstructured, t *Task) string {
 	case t.Settings.Mode == kube.Replace:
 		verb = "replaced"
 	}
-	return strings.ToLower(obj.GetKind()) + "/" + obj.GetName() + " " + verb
+	msg := strings.ToLower(obj.GetKind()) + "/" + obj.GetName() + " " + verb
+	if n := t.Settings.LastAppliedSize; n > 0 {
+		msg += fmt.Sprintf(" (%s: its last-applied configuration of %d KiB passes the %d KiB the API server allows for annotations)",
+			TooLargeForClientSide, (n+1023)/1024, kube.MaxAnnotationsSize/1024)
+	}
+	return msg
 }
+
+// TooLargeForClientSide is how the message of an object applied
+// server-side for its size says so.
+const TooLargeForClientSide = "too large for client-side apply"

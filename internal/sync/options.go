@@ -147,7 +147,8 @@ type Options struct {
 	Deadline       time.Time
 	DeadlineReason string
 	// ArgoParity keeps Argo CD's sync engine where wavecd goes further: a
-	// custom resource whose CRD the sync applies is never dry-run.
+	// custom resource whose CRD the sync applies is never dry-run, and an
+	// object too large for client-side apply is not applied server-side.
 	ArgoParity bool
 	// IgnoreDifferences are the application's ignoreDifferences, used by
 	// ApplyOutOfSyncOnly and RespectIgnoreDifferences.
@@ -227,6 +228,24 @@ type applySettings struct {
 	Force                       bool           `json:"force,omitempty"`
 	SkipValidation              bool           `json:"skipValidation,omitempty"`
 	SkipDryRunOnMissingResource bool           `json:"skipDryRunOnMissingResource,omitempty"`
+	// LastAppliedSize, when set, says the object is applied server-side
+	// because client-side apply cannot write it: its last-applied
+	// configuration, this many bytes, would pass the annotations' limit.
+	LastAppliedSize int `json:"lastAppliedSize,omitempty"`
+}
+
+// serverSideWhenTooLarge applies obj server-side when client-side apply
+// would be refused for the size of its last-applied annotation (a CRD of
+// hundreds of KiB), as Flux always applies; under Argo CD parity the API
+// server's refusal stands, as in Argo CD.
+func serverSideWhenTooLarge(s applySettings, obj *unstructured.Unstructured, parity bool) applySettings {
+	if s.Mode != kube.ClientSideApply || parity {
+		return s
+	}
+	if size, tooLarge := kube.TooLargeForClientSide(obj); tooLarge {
+		s.Mode, s.LastAppliedSize = kube.ServerSideApply, size
+	}
+	return s
 }
 
 // settingsFor merges the application's options with obj's own.

@@ -164,7 +164,7 @@ func applyTask(obj, live *unstructured.Unstructured, opts Options, tracking kube
 		Wave:      hook.Wave(obj),
 		Object:    obj,
 		Live:      live,
-		Settings:  settingsFor(opts.Sync, obj, live),
+		Settings:  serverSideWhenTooLarge(settingsFor(opts.Sync, obj, live), obj, opts.ArgoParity),
 	}
 	if live != nil {
 		if owner := tracking.Owner(live); owner != "" && owner != opts.AppName && opts.Sync.FailOnSharedResource {

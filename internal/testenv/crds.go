@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	stdsync "sync"
 	"testing"
 	"time"
@@ -116,4 +117,24 @@ func (e *Env) AppClient(t testing.TB) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// CRD defines kind (plural: its lower case and "s") of group, namespaced,
+// served and stored at v1 with schema as its openAPIV3Schema; nil schema
+// keeps every field.
+func CRD(group, kind string, schema map[string]any) *unstructured.Unstructured {
+	if schema == nil {
+		schema = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	}
+	plural := strings.ToLower(kind) + "s"
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced",
+			"names": map[string]any{"plural": plural, "singular": strings.ToLower(kind), "kind": kind, "listKind": kind + "List"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": schema}}},
+		},
+	}}
 }

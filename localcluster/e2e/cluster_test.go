@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 func TestLocalCluster(t *testing.T) {
 	a := startCluster(t, t.TempDir(), 2)
 	t.Run("nodes are Ready", func(t *testing.T) { assertNodesReady(t, a, 2) })
+	t.Run("reports its Kubernetes release", func(t *testing.T) { testServerVersion(t, a) })
 	t.Run("deployment of 2 replicas becomes Available", func(t *testing.T) { testDeploymentAvailable(t, a) })
 	t.Run("pod readiness delay annotation", func(t *testing.T) { testReadinessDelay(t, a) })
 	t.Run("job pods complete and annotated pods fail", func(t *testing.T) { testRunToCompletion(t, a) })
@@ -26,6 +29,30 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("two clusters are isolated", func(t *testing.T) { testIsolation(t, a, b) })
 	t.Run("stop frees everything and restart keeps data", func(t *testing.T) { testStopRestart(t, b) })
 	t.Run("killed supervisor leaves no process", func(t *testing.T) { testKilledSupervisor(t, b) })
+}
+
+// testServerVersion: /version is the k8s.io/kubernetes release the
+// binary was built from, as a release build reports it, not the
+// placeholder of an unstamped build.
+func testServerVersion(t *testing.T, c *localCluster) {
+	v, err := c.client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kubernetesVersion(t)
+	minor := strings.Split(want, ".")[1]
+	if v.GitVersion != want || v.Major != "1" || v.Minor != minor {
+		t.Errorf("/version = %s (major %q, minor %q), want %s (1, %s)", v.GitVersion, v.Major, v.Minor, want, minor)
+	}
+}
+
+// kubernetesVersion is the version of k8s.io/kubernetes the module requires.
+func kubernetesVersion(t *testing.T) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes").Output()
+	if err != nil {
+		t.Fatalf("go list k8s.io/kubernetes: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func assertNodesReady(t *testing.T, c *localCluster, want int) {

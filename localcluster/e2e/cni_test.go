@@ -30,6 +30,9 @@ const groupsConfig = `nodeGroups:
     effect: NoSchedule
 cni:
   agentSelector: k8s-app=calico-node
+processes:
+  sleeper:
+    command: [/bin/sleep, "600"]
 `
 
 // TestCNIModeAndNodeGroups runs a cluster from a configuration file with a
@@ -125,6 +128,36 @@ func testCNIMode(t *testing.T, c *localCluster) {
 		}
 		return false, nil
 	})
+	operator := onGeneral(processPod("default", "operator", "sleeper", corev1.RestartPolicyAlways), true)
+	tolerant := onGeneral(simplePod("tolerant", nil, corev1.RestartPolicyAlways), false)
+	for _, p := range []*corev1.Pod{operator, tolerant} {
+		if _, err := c.client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A kubelet without a CNI runs host-network pods (an operator that
+	// creates the CNI agent), and holds the others ContainerCreating.
+	waitProcessReady(t, c, "default", "operator", 0)
+	eventually(t, 30*time.Second, "tolerant held ContainerCreating with NetworkNotReady", func() (bool, error) {
+		p, err := c.client.CoreV1().Pods("default").Get(ctx, "tolerant", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, err
+		}
+		w := p.Status.ContainerStatuses[0].State.Waiting
+		if p.Status.Phase != corev1.PodPending || p.Status.PodIP != "" || w == nil || w.Reason != "ContainerCreating" {
+			return false, fmt.Errorf("phase %s, IP %q, state %+v", p.Status.Phase, p.Status.PodIP, p.Status.ContainerStatuses[0].State)
+		}
+		events, err := c.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=tolerant"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Reason == "NetworkNotReady" && strings.Contains(e.Message, "network is not ready: container runtime network not ready") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no NetworkNotReady event among %d", len(events.Items))
+	})
 	createCNIAgent(t, c)
 	eventually(t, 30*time.Second, "calico-node Running on NotReady general-0", func() (bool, error) {
 		pods, err := c.client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=calico-node"})
@@ -147,6 +180,19 @@ func testCNIMode(t *testing.T, c *localCluster) {
 		p, err := c.client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "general-0" && p.Status.Phase == corev1.PodRunning, err
 	})
+	eventually(t, 30*time.Second, "tolerant Running with an address once general-0 is Ready", func() (bool, error) {
+		p, err := c.client.CoreV1().Pods("default").Get(ctx, "tolerant", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "", err
+	})
+}
+
+// onGeneral binds p to general-0, tolerating its taints, on the host
+// network or not.
+func onGeneral(p *corev1.Pod, hostNetwork bool) *corev1.Pod {
+	p.Spec.NodeName = "general-0"
+	p.Spec.HostNetwork = hostNetwork
+	p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	return p
 }
 
 // createCNIAgent creates a calico-node-like DaemonSet: host network,

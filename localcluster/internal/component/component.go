@@ -63,6 +63,10 @@ func Run(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "unknown component %q: want one of %s\n", name, strings.Join(names, ", "))
 		return 2
 	}
+	if err := stampKubeVersion(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
 	cmd := newCmd()
 	cmd.SetArgs(args)
 	return cli.Run(cmd)

@@ -76,6 +76,9 @@ func newPodController(client kubernetes.Interface, f informers.SharedInformerFac
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
+	if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: c.onNodeNetwork}); err != nil {
+		return nil, fmt.Errorf("watch nodes: %w", err)
+	}
 	onService := func(obj any) { c.serviceChanged(obj) }
 	for _, inf := range []cache.SharedIndexInformer{f.Core().V1().Services().Informer(), f.Discovery().V1().EndpointSlices().Informer()} {
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -174,6 +177,8 @@ func (c *podController) sync(ctx context.Context, key string) (time.Duration, er
 		return c.remove(ctx, p, s.DeleteDelay)
 	case p.DeletionTimestamp != nil, p.Status.Phase == corev1.PodSucceeded, p.Status.Phase == corev1.PodFailed:
 		return 0, nil
+	case p.Status.PodIP == "" && runsOn(node) == runsHostNetwork && !p.Spec.HostNetwork:
+		return c.holdForNetwork(ctx, p, node)
 	case p.Status.PodIP == "":
 		if settingsErr != nil {
 			c.log.Warn("invalid annotation; left out", "pod", key, "err", settingsErr)

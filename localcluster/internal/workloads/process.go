@@ -137,15 +137,16 @@ func isProcessPod(p *corev1.Pod, defs map[string]config.Process) bool {
 	return ok
 }
 
-// onNode brings back the pods waiting for a node that turned Ready; the
-// updates of a node that was Ready already (heartbeats, annotations) do
-// not list the pods.
+// onNode brings back the pods of a node that runs more than it did: the
+// host-network ones once only its network is not ready (a CNI plugin not
+// initialised yet), all of them once Ready. Updates that change nothing
+// of that (heartbeats, annotations) do not list the pods.
 func (c *processController) onNode(oldObj, obj any) {
 	n, ok := obj.(*corev1.Node)
-	if !ok || !isReady(n) {
+	if !ok || runsOn(n) == runsNone {
 		return
 	}
-	if old, ok := oldObj.(*corev1.Node); ok && isReady(old) {
+	if old, ok := oldObj.(*corev1.Node); ok && runsOn(old) >= runsOn(n) {
 		return
 	}
 	pods, err := c.pods.List(labels.Everything())
@@ -159,18 +160,10 @@ func (c *processController) onNode(oldObj, obj any) {
 	}
 }
 
-func isReady(n *corev1.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func (c *processController) nodeReady(name string) bool {
-	n, err := c.nodes.Get(name)
-	return err == nil && isReady(n)
+// runs reports whether p's node runs it now.
+func (c *processController) runs(p *corev1.Pod) bool {
+	n, err := c.nodes.Get(p.Spec.NodeName)
+	return err == nil && runsOn(n).allows(p)
 }
 
 // sync takes one pod one step further and tells when to look again.
@@ -192,7 +185,7 @@ func (c *processController) sync(ctx context.Context, key string) (time.Duration
 	if err != nil {
 		b = kubelet.KubeletBackoff
 	}
-	st := planProcess(p, rec.view(), c.nodeReady(p.Spec.NodeName), b, c.now())
+	st := planProcess(p, rec.view(), c.runs(p), b, c.now())
 	switch st.action {
 	case actStop:
 		c.stop(p, rec)

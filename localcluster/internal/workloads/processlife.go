@@ -45,10 +45,12 @@ type processStep struct {
 }
 
 // planProcess decides the next step for pod p: its process runs while the
-// pod is scheduled, initialised and not ended, once its node is Ready;
+// pod is scheduled, initialised and not ended, once its node runs it
+// (runnable: Ready, or for a host-network pod, NotReady for its network
+// only, as a kubelet starts a CNI agent or an operator on the host network);
 // an exit is shown as a kubelet shows it and restarted after the back-off
 // as the restart policy says; a deleted pod goes once its process has.
-func planProcess(p *corev1.Pod, v procView, nodeReady bool, b kubelet.Backoff, now time.Time) processStep {
+func planProcess(p *corev1.Pod, v procView, runnable bool, b kubelet.Backoff, now time.Time) processStep {
 	if p.DeletionTimestamp != nil {
 		switch {
 		case v.running:
@@ -81,7 +83,7 @@ func planProcess(p *corev1.Pod, v procView, nodeReady bool, b kubelet.Backoff, n
 			return processStep{action: actWait, after: wait}
 		}
 	}
-	if !nodeReady {
+	if !runnable {
 		return processStep{action: actWait} // a node event brings the pod back
 	}
 	return processStep{action: actStart, restart: ph == phaseRunning}
