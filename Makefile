@@ -13,7 +13,7 @@ SHARED ?= ../shared
 MAIN_GO := CGO_ENABLED=0 $(GO)
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -63,6 +63,11 @@ localcluster-karpenter: ## build Karpenter's KWOK provider (localcluster/bin/kar
 
 karpenter: ## build Karpenter's KWOK provider and copy its CRDs next to bin/wavecd-localcluster (bin/karpenter-kwok, bin/karpenter-crds/), for wavecd rehearse
 	GO=$(GO) localcluster/karpenter/build.sh bin
+
+tigera: ## build the Tigera operator next to bin/wavecd-localcluster (bin/tigera-operator), for wavecd rehearse
+	GO=$(GO) localcluster/tigera/build.sh bin
+
+operators: karpenter tigera ## build the operators the local cluster runs as processes: Karpenter's KWOK provider and the Tigera operator
 
 REHEARSE_EXAMPLE ?= examples/calico-karpenter
 RUNS ?= 10

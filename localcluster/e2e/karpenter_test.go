@@ -116,25 +116,7 @@ func applyCRDs(t *testing.T, dyn dynamic.Interface, dir string) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no CRDs in %s (%v)", dir, err)
 	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &obj.Object); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := dyn.Resource(crdGVR).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create CRD %s: %v", obj.GetName(), err)
-		}
-	}
-	for _, gvr := range []schema.GroupVersionResource{nodePoolGVR, nodeClaimGVR, nodeClassGVR} {
-		eventually(t, 30*time.Second, gvr.Resource+" served", func() (bool, error) {
-			_, err := dyn.Resource(gvr).List(t.Context(), metav1.ListOptions{})
-			return err == nil, err
-		})
-	}
+	createCRDs(t, dyn, files, nodePoolGVR, nodeClaimGVR, nodeClassGVR)
 }
 
 func createNodePool(t *testing.T, dyn dynamic.Interface) {

@@ -28,6 +28,13 @@ processes:
     env: {OUT_DIR: %q, FROM_DEFINITION: "yes"}
   exiter:
     command: [/bin/sh, -c, 'echo "exiting with $CODE"; exit "$CODE"']
+  sleeper:
+    command: [%q]
+    images: [example.com/sleeper]
+    supports: ">= 1.0.0-0"
+    unsupported: Sleepers before 1.0 sleep elsewhere.
+    grants:
+    - {apiGroups: [""], resources: [nodes], verbs: [get, list]}
 `
 
 // processCluster is a cluster whose whoami processes write to out.
@@ -49,13 +56,20 @@ func TestProcessBackedPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.config = filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(c.config, []byte(fmt.Sprintf(processConfig, script, c.out)), 0o600); err != nil {
+	sleeper := filepath.Join(dir, "sleeper")
+	for name, content := range map[string]string{sleeper: "#!/bin/sh\nexec sleep 600\n", sleeper + ".version": "v1.2.0\n"} {
+		if err := os.WriteFile(name, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(c.config, []byte(fmt.Sprintf(processConfig, script, c.out, sleeper)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c.localCluster = startClusterWith(t, filepath.Join(dir, "cluster"), "--config", c.config)
 	t.Run("process gets the pod's env, args and ServiceAccount", func(t *testing.T) { testProcessIdentity(t, c) })
 	t.Run("exits show as a kubelet shows them", func(t *testing.T) { testProcessExits(t, c) })
 	t.Run("unknown process name cannot be created", func(t *testing.T) { testUnknownProcess(t, c) })
+	t.Run("the cluster notes versions, grants and what it does not run", func(t *testing.T) { testProcessNotes(t, c) })
 	t.Run("cluster stop stops the processes, a restart starts them", func(t *testing.T) { testProcessClusterStop(t, c) })
 	t.Run("killed supervisor leaves no process", func(t *testing.T) { testProcessKilledSupervisor(t, c) })
 }
@@ -206,7 +220,7 @@ func testUnknownProcess(t *testing.T, c processCluster) {
 	if _, err := c.client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := `no process definition named "nope" (known: exiter, karpenter, wavecd, whoami)`
+	want := `no process definition named "nope" (known: exiter, karpenter, sleeper, tigera-operator, wavecd, whoami)`
 	eventually(t, 30*time.Second, "nope waiting with CreateContainerConfigError", func() (bool, error) {
 		got, err := c.client.CoreV1().Pods("default").Get(ctx, "nope", metav1.GetOptions{})
 		if err != nil || len(got.Status.ContainerStatuses) == 0 {
@@ -342,5 +356,56 @@ func createServiceAccount(t *testing.T, c *localCluster, ns, name, clusterRole s
 	}
 	if _, err := c.client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testProcessNotes: a pod of a supported image version runs its process,
+// bound to the definition's grants, and the cluster notes which program at
+// which version stands for it; a pod of an older version runs simulated,
+// and a note says why.
+func testProcessNotes(t *testing.T, c processCluster) {
+	ctx := t.Context()
+	createNamespace(t, c.localCluster, "notes")
+	for name, image := range map[string]string{"newer": "example.com/sleeper:v1.3.0", "older": "example.com/sleeper:v0.9.0"} {
+		p := simplePod(name, nil, corev1.RestartPolicyAlways)
+		p.Namespace, p.Spec.Containers[0].Image = "notes", image
+		if _, err := c.client.CoreV1().Pods("notes").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitProcessReady(t, c.localCluster, "notes", "newer", 0)
+	eventually(t, 30*time.Second, "older Running simulated", func() (bool, error) {
+		p, err := c.client.CoreV1().Pods("notes").Get(ctx, "older", metav1.GetOptions{})
+		if err != nil || p.Status.Phase != corev1.PodRunning {
+			return false, err
+		}
+		return !strings.HasPrefix(p.Status.ContainerStatuses[0].ContainerID, "process://"), fmt.Errorf("container %s", p.Status.ContainerStatuses[0].ContainerID)
+	})
+	want := map[string][]string{
+		"newer/ProcessStarted": {"runs as process sleeper (", "sleeper v1.2.0), output in ", "process-notes_newer.log"},
+		"newer/ProcessVersion": {"image example.com/sleeper:v1.3.0 asks for sleeper v1.3.0; this cluster runs sleeper v1.2.0"},
+		"older/ProcessNotRun":  {"not run as process sleeper: image example.com/sleeper:v0.9.0 is version v0.9.0, outside what the process supports (>= 1.0.0-0). Sleepers before 1.0 sleep elsewhere."},
+	}
+	eventually(t, 30*time.Second, "the cluster's notes", func() (bool, error) {
+		events, err := c.client.CoreV1().Events("notes").List(ctx, metav1.ListOptions{FieldSelector: "source=localcluster"})
+		if err != nil {
+			return false, err
+		}
+		got := map[string]string{}
+		for _, e := range events.Items {
+			got[e.InvolvedObject.Name+"/"+e.Reason] = e.Message
+		}
+		for key, parts := range want {
+			for _, part := range parts {
+				if !strings.Contains(got[key], part) {
+					return false, fmt.Errorf("%s: %q lacks %q", key, got[key], part)
+				}
+			}
+		}
+		return true, nil
+	})
+	crb, err := c.client.RbacV1().ClusterRoleBindings().Get(ctx, "localcluster:process:sleeper:notes:default", metav1.GetOptions{})
+	if err != nil || crb.RoleRef.Name != "localcluster:process:sleeper" {
+		t.Fatalf("the grant's binding: %v (%+v)", err, crb)
 	}
 }

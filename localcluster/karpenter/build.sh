@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds Karpenter's KWOK provider (the sigs.k8s.io/karpenter/kwok command
-# this module pins) into OUT_DIR/karpenter-kwok and copies the CRDs it needs
-# from the module cache into OUT_DIR/karpenter-crds/. Nothing of Karpenter is
+# Builds karpenter-kwok (cmd/karpenter-kwok: Karpenter's KWOK provider,
+# sigs.k8s.io/karpenter/kwok, which also serves EC2NodeClasses) into
+# OUT_DIR/karpenter-kwok and copies the CRDs the KWOK provider needs from
+# the module cache into OUT_DIR/karpenter-crds/. Nothing of Karpenter is
 # kept in this repository.
 #
 #   localcluster/karpenter/build.sh localcluster/bin
@@ -14,7 +15,10 @@ cd "$(dirname "$0")"
 export GOTOOLCHAIN=auto
 go=${GO:-go}
 mkdir -p "$out/karpenter-crds"
-"$go" build -o "$out/karpenter-kwok" sigs.k8s.io/karpenter/kwok
+"$go" build -o "$out/karpenter-kwok" ./cmd/karpenter-kwok
+# The version it stands for, which wavecd-localcluster compares with the
+# tag of the image a pod runs.
+"$go" list -m -f '{{.Version}}' sigs.k8s.io/karpenter > "$out/karpenter-kwok.version"
 src=$("$go" list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
 rm -f "$out"/karpenter-crds/*.yaml
 cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$out/karpenter-crds/"

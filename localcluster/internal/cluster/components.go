@@ -76,10 +76,11 @@ func controllerManagerArgs(l Layout) []string {
 	}
 }
 
+// schedulerArgs start the scheduler from its configuration file (which
+// holds the kubeconfig and turns leader election off).
 func schedulerArgs(l Layout) []string {
 	return []string{
-		"--kubeconfig=" + l.Kubeconfig(),
-		"--leader-elect=false",
+		"--config=" + l.SchedulerConfig(),
 		"--secure-port=0",
 		"--profiling=false",
 		"--v=1",

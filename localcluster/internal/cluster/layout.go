@@ -51,6 +51,9 @@ func (l Layout) EgressConfig() string { return l.path("egress.yaml") }
 // KWOKConfig is the stage configuration handed to KWOK.
 func (l Layout) KWOKConfig() string { return l.path("kwok.yaml") }
 
+// SchedulerConfig is the kube-scheduler's configuration file.
+func (l Layout) SchedulerConfig() string { return l.path("scheduler.yaml") }
+
 // Ports are the loopback ports a cluster listens on.
 type Ports struct {
 	EtcdClient int `json:"etcdClient"`

@@ -47,6 +47,9 @@ func groupNode(g config.NodeGroup, i int, ip string) (*corev1.Node, error) {
 	maps.Copy(labels, g.Labels)
 	labels["kubernetes.io/hostname"] = name
 	labels[NodeGroupLabel] = g.Name
+	if g.FargateProfile != nil {
+		labels[config.SchedulerLabel] = config.FargateScheduler
+	}
 	annotations := map[string]string{}
 	maps.Copy(annotations, g.Annotations)
 	annotations[NodeAnnotation] = "fake"

@@ -167,6 +167,9 @@ func (s *supervisor) boot(ctx context.Context) error {
 	if err := releaseNodeLeases(ctx, client); err != nil {
 		return err
 	}
+	if err := ensureFargatePolicy(ctx, client, s.opts.Config.FargateSelectors()); err != nil {
+		return err
+	}
 	selector := s.opts.Config.AgentSelector()
 	for name, args := range map[string][]string{
 		"kube-controller-manager": controllerManagerArgs(s.layout),
@@ -217,6 +220,9 @@ func (s *supervisor) prepareFiles() error {
 	}
 	if err := os.WriteFile(s.layout.KWOKConfig(), []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("write kwok config: %w", err)
+	}
+	if err := writeSchedulerConfig(s.layout, s.opts.Config); err != nil {
+		return err
 	}
 	defs, err := json.MarshalIndent(s.opts.Config.Processes, "", "  ")
 	if err != nil {

@@ -83,6 +83,10 @@ type NodeGroup struct {
 	// CNIReady makes the group's nodes Ready in CNI mode without a CNI
 	// agent, as serverless nodes (Fargate) are.
 	CNIReady bool `json:"cniReady,omitempty"`
+	// FargateProfile, when set, makes the group EKS's Fargate: its nodes
+	// run the pods the profile selects, one each, and nothing else (see
+	// FargateScheduler).
+	FargateProfile *FargateProfile `json:"fargateProfile,omitempty"`
 }
 
 // Taint is a node taint as in a Node's spec.
@@ -153,6 +157,7 @@ func Parse(b []byte) (Config, error) {
 func (c *Config) fillDefaults() {
 	for i := range c.NodeGroups {
 		g := &c.NodeGroups[i]
+		g.fillFargate()
 		g.CPU = or(g.CPU, DefaultCPU)
 		g.Memory = or(g.Memory, DefaultMemory)
 		g.Pods = or(g.Pods, DefaultPods)
@@ -265,7 +270,7 @@ func (g NodeGroup) validate(path string) []error {
 	for i, t := range g.Taints {
 		errs = append(errs, t.validate(fmt.Sprintf("%s.taints[%d]", path, i))...)
 	}
-	return errs
+	return append(errs, g.FargateProfile.validate(path+".fargateProfile")...)
 }
 
 func orRequired(msgs []string) []string {

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestLoadRejectsInvalidFiles(t *testing.T) {
@@ -25,6 +27,9 @@ func TestLoadRejectsInvalidFiles(t *testing.T) {
 		"cni block without selector":     {"empty-cni-selector.yaml", []string{"cni.agentSelector: required"}},
 		"cni selector does not parse":    {"bad-cni-selector.yaml", []string{`cni.agentSelector: "k8s-app in calico-node" is not a label selector`}},
 		"missing file names the problem": {"does-not-exist.yaml", []string{"read config:", "no such file"}},
+		"fargate profiles need selectors": {"bad-fargate.yaml", []string{"nodeGroups[0].fargateProfile.selectors: at least one",
+			`nodeGroups[1].fargateProfile.selectors[0].namespace: "Kube_System" is not a namespace name`,
+			`nodeGroups[1].fargateProfile.selectors[0].labels: key "bad key!"`}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -76,6 +81,25 @@ func TestLoadValidFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFargateGroup: a Fargate group's nodes get EKS's label and taint, run
+// one pod each and are Ready without a CNI.
+func TestFargateGroup(t *testing.T) {
+	c, err := Load(filepath.Join("testdata", "valid-fargate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.NodeGroups[0]
+	want := NodeGroup{Name: "fargate", Count: 2, CPU: "2", Memory: DefaultMemory, Pods: "1", CNIReady: true,
+		Labels: map[string]string{ComputeTypeKey: "fargate"}, Taints: []Taint{{Key: ComputeTypeKey, Value: "fargate", Effect: "NoSchedule"}},
+		FargateProfile: &FargateProfile{Selectors: []FargateSelector{{Namespace: "karpenter"}}}}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("group (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]FargateSelector{{Namespace: "karpenter"}}, c.FargateSelectors()); diff != "" {
+		t.Errorf("selectors (-want +got):\n%s", diff)
 	}
 }
 

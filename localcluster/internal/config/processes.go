@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -19,6 +22,12 @@ const (
 	KarpenterProcess = "karpenter"
 	// KarpenterBinary is the executable KarpenterProcess runs.
 	KarpenterBinary = "karpenter-kwok"
+	// TigeraOperatorProcess runs the Tigera operator (TigeraOperatorBinary,
+	// built from the localcluster/tigera module), which creates Calico's
+	// calico-node, typha and kube-controllers.
+	TigeraOperatorProcess = "tigera-operator"
+	// TigeraOperatorBinary is the executable TigeraOperatorProcess runs.
+	TigeraOperatorBinary = "tigera-operator"
 	// WavecdProcess runs the wavecd binary, for example `wavecd controller`
 	// from a Helm chart's Deployment.
 	WavecdProcess = "wavecd"
@@ -46,7 +55,36 @@ type Process struct {
 	// one of them: a repository (any tag, public.ecr.aws/karpenter/controller)
 	// or a repository with its tag.
 	Images []string `json:"images,omitempty"`
+	// Supports, when set, is a semantic version constraint (">= 1.0.0-0")
+	// on the tag of the image a pod runs: a pod whose tag is a version
+	// outside it is not backed by the process but runs simulated, and an
+	// event says so, with Unsupported.
+	Supports string `json:"supports,omitempty"`
+	// Unsupported says what happens to a pod whose image version the
+	// process does not support, and what to do about it.
+	Unsupported string `json:"unsupported,omitempty"`
+	// Grants are RBAC rules bound to the pod's ServiceAccount while the
+	// process runs: what the cloud behind the program does on a real
+	// cluster (Karpenter's KWOK provider creates the Node objects that a
+	// cloud's instances would register).
+	Grants []rbacv1.PolicyRule `json:"grants,omitempty"`
 }
+
+// karpenterGrants let Karpenter's KWOK provider do what EC2 and the
+// instances' kubelets do for Karpenter on EKS: create and remove the Node
+// objects, keep the KWOK node classes that serve EC2NodeClasses (and their
+// CRD), and note on the cluster's events what it stands in for.
+var karpenterGrants = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+	{APIGroups: []string{"karpenter.kwok.sh"}, Resources: []string{"kwoknodeclasses", "kwoknodeclasses/status"}, Verbs: []string{"*"}},
+	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create"}},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+// karpenterUnsupported is what a pod of a Karpenter before v1.0 gets.
+const karpenterUnsupported = "Karpenter before v1.0 (its v1alpha5 Provisioner and v1beta1 NodePool APIs) has no KWOK provider " +
+	"that this cluster runs: the pod runs simulated and provisions no node. Give the cluster nodes in the profile's " +
+	"nodeGroups, or rehearse the repository on Karpenter's v1 API (NodePool, EC2NodeClass), whose KWOK provider runs here"
 
 // BuiltinProcesses are the definitions every cluster has. locate turns a
 // binary name into the command to run (a path next to wavecd-localcluster,
@@ -55,10 +93,21 @@ func BuiltinProcesses(locate func(binary string) string) map[string]Process {
 	return map[string]Process{
 		KarpenterProcess: {
 			Command: []string{locate(KarpenterBinary)},
-			// Karpenter binds its metrics and health ports on every
+			// Out of a pod, Karpenter cannot tell its namespace, which
+			// leader election needs (its chart runs two replicas): the
+			// pod's. It binds its metrics and health ports on every
 			// interface: free ports keep clusters and runs apart.
-			Env:       map[string]string{"DISABLE_LEADER_ELECTION": "true"},
-			FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT"},
+			Env:         map[string]string{"LEADER_ELECTION_NAMESPACE": "$(POD_NAMESPACE)"},
+			FreePorts:   []string{"METRICS_PORT", "HEALTH_PROBE_PORT"},
+			Supports:    ">= 1.0.0-0",
+			Unsupported: karpenterUnsupported,
+			Grants:      karpenterGrants,
+		},
+		TigeraOperatorProcess: {
+			Command: []string{locate(TigeraOperatorBinary)},
+			// Out of a pod, controller-runtime cannot tell the operator's
+			// namespace, which leader election needs; one runs anyway.
+			Args: []string{"-enable-leader-election=false"},
 		},
 		WavecdProcess: {
 			Command:   []string{locate("wavecd")},
@@ -72,7 +121,9 @@ func BuiltinProcesses(locate func(binary string) string) map[string]Process {
 // when set, its env entries are added or replace p's, its free ports are
 // added.
 func (p Process) Overlay(o Process) Process {
-	out := Process{Command: p.Command, Args: p.Args, FreePorts: slices.Clone(p.FreePorts)}
+	out := Process{Command: p.Command, Args: p.Args, FreePorts: slices.Clone(p.FreePorts),
+		Supports: cmp.Or(o.Supports, p.Supports), Unsupported: cmp.Or(o.Unsupported, p.Unsupported),
+		Grants: append(slices.Clone(p.Grants), o.Grants...)}
 	if len(o.Command) > 0 {
 		out.Command = o.Command
 	}
@@ -113,6 +164,44 @@ func ProcessForImage(defs map[string]Process, image string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ImageVersion is the semantic version an image's tag names ("v1.15.0",
+// "1.15.0" for public.ecr.aws/karpenter/controller:1.15.0@sha256:...), or
+// "" when its tag is none (latest, a digest only).
+func ImageVersion(image string) string {
+	_, tagged := imageRef(image)
+	i := strings.LastIndexByte(tagged, ':')
+	if i < 0 || i < strings.LastIndexByte(tagged, '/') {
+		return ""
+	}
+	tag := tagged[i+1:]
+	if _, err := semver.NewVersion(tag); err != nil || !strings.Contains(tag, ".") {
+		return ""
+	}
+	return tag
+}
+
+// Accepts reports whether the process stands for a pod running image:
+// always, unless Supports is set and the image's tag is a version outside
+// it. The error says why not.
+func (p Process) Accepts(image string) error {
+	v := ImageVersion(image)
+	if p.Supports == "" || v == "" {
+		return nil
+	}
+	c, err := semver.NewConstraint(p.Supports)
+	if err != nil {
+		return fmt.Errorf("supports %q: %w", p.Supports, err)
+	}
+	sv, err := semver.NewVersion(v)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", image, err) // not reached: ImageVersion took it as a version
+	}
+	if c.Check(sv) {
+		return nil
+	}
+	return fmt.Errorf("image %s is version %s, outside what the process supports (%s)", image, v, p.Supports)
 }
 
 // imageRef returns an image's repository and its repository:tag, with
@@ -180,7 +269,7 @@ func (c *Config) resolveCommands(dir string) {
 	}
 }
 
-var builtinNames = map[string]bool{KarpenterProcess: true, WavecdProcess: true}
+var builtinNames = map[string]bool{KarpenterProcess: true, TigeraOperatorProcess: true, WavecdProcess: true}
 
 func validateProcesses(m map[string]Process) []error {
 	var errs []error
@@ -197,6 +286,11 @@ func validateProcesses(m map[string]Process) []error {
 		for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 			if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
 				errs = append(errs, fmt.Errorf("%s.env: %q: %s", path, k, strings.Join(msgs, "; ")))
+			}
+		}
+		if p.Supports != "" {
+			if _, err := semver.NewConstraint(p.Supports); err != nil {
+				errs = append(errs, fmt.Errorf("%s.supports: %q is not a version constraint: %w", path, p.Supports, err))
 			}
 		}
 		for i, img := range p.Images {

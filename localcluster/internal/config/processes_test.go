@@ -42,6 +42,7 @@ func TestLoadRejectsInvalidProcesses(t *testing.T) {
 		`processes.bad-env.freePorts[1]: "not valid"`,
 		"processes.both.command[0]: empty executable",
 		"processes.both.freePorts[0]: PORT is also set in env",
+		`processes.bad-supports.supports: ">= one" is not a version constraint`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
@@ -56,10 +57,14 @@ func TestMergeProcesses(t *testing.T) {
 		want        Process // of the name in wantName
 		wantName    string
 	}{
-		"built-in karpenter binds free ports and skips leader election": {
+		"built-in karpenter binds free ports and elects its leader in its namespace": {
 			wantName: KarpenterProcess,
-			want: Process{Command: []string{"/opt/bin/karpenter-kwok"}, Env: map[string]string{"DISABLE_LEADER_ELECTION": "true"},
-				FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT"}},
+			want: Process{Command: []string{"/opt/bin/karpenter-kwok"}, Env: map[string]string{"LEADER_ELECTION_NAMESPACE": "$(POD_NAMESPACE)"},
+				FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT"}, Supports: ">= 1.0.0-0", Unsupported: karpenterUnsupported, Grants: karpenterGrants},
+		},
+		"built-in tigera-operator runs without leader election": {
+			wantName: TigeraOperatorProcess,
+			want:     Process{Command: []string{"/opt/bin/tigera-operator"}, Args: []string{"-enable-leader-election=false"}},
 		},
 		"built-in wavecd listens on a free loopback port": {
 			wantName: WavecdProcess,
@@ -70,8 +75,8 @@ func TestMergeProcesses(t *testing.T) {
 			file:     map[string]Process{KarpenterProcess: {Env: map[string]string{"LOG_LEVEL": "debug"}, FreePorts: []string{"METRICS_PORT", "X"}}},
 			flags:    map[string]Process{KarpenterProcess: {Command: []string{"/src/karpenter-kwok"}}},
 			wantName: KarpenterProcess,
-			want: Process{Command: []string{"/src/karpenter-kwok"}, Env: map[string]string{"DISABLE_LEADER_ELECTION": "true", "LOG_LEVEL": "debug"},
-				FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT", "X"}},
+			want: Process{Command: []string{"/src/karpenter-kwok"}, Env: map[string]string{"LEADER_ELECTION_NAMESPACE": "$(POD_NAMESPACE)", "LOG_LEVEL": "debug"},
+				FreePorts: []string{"METRICS_PORT", "HEALTH_PROBE_PORT", "X"}, Supports: ">= 1.0.0-0", Unsupported: karpenterUnsupported, Grants: karpenterGrants},
 		},
 		"file args replace a built-in's": {
 			file:     map[string]Process{WavecdProcess: {Args: []string{"--listen=127.0.0.1:0"}}},
@@ -128,6 +133,33 @@ func TestParseProcessFlag(t *testing.T) {
 			}
 			if diff := cmp.Diff([]string{tc.wantName, tc.wantCommand}, append([]string{gotName}, p.Command...)); diff != "" {
 				t.Fatalf("name and command (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestImageVersionAndAccepts: a definition that supports some versions
+// stands for a pod whose image tag is one of them, or is no version.
+func TestImageVersionAndAccepts(t *testing.T) {
+	karpenter := BuiltinProcesses(func(b string) string { return b })[KarpenterProcess]
+	for image, tc := range map[string]struct {
+		version string
+		accept  bool
+	}{
+		"public.ecr.aws/karpenter/controller:1.15.0":                 {version: "1.15.0", accept: true},
+		"public.ecr.aws/karpenter/controller:1.15.0@sha256:0123abcd": {version: "1.15.0", accept: true},
+		"public.ecr.aws/karpenter/controller:v0.22.1":                {version: "v0.22.1"},
+		"public.ecr.aws/karpenter/controller:v1.0.0-rc.1":            {version: "v1.0.0-rc.1", accept: true},
+		"public.ecr.aws/karpenter/controller":                        {accept: true},
+		"public.ecr.aws/karpenter/controller:latest":                 {accept: true},
+		"localhost:5000/karpenter":                                   {accept: true},
+	} {
+		t.Run(image, func(t *testing.T) {
+			if got := ImageVersion(image); got != tc.version {
+				t.Errorf("ImageVersion = %q, want %q", got, tc.version)
+			}
+			if err := karpenter.Accepts(image); (err == nil) != tc.accept {
+				t.Errorf("Accepts = %v, want accepted %v", err, tc.accept)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ type podController struct {
 	services *serviceState
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
+	notes    record.EventRecorder
 	log      *slog.Logger
 	sim      config.Simulation
 	procs    map[string]config.Process
@@ -58,10 +59,10 @@ type podController struct {
 	waiters map[string]map[string]bool
 }
 
-func newPodController(client kubernetes.Interface, f informers.SharedInformerFactory, rec record.EventRecorder,
+func newPodController(client kubernetes.Interface, f informers.SharedInformerFactory, rec recorders,
 	log *slog.Logger, sim config.Simulation, procs map[string]config.Process) (*podController, error) {
 	c := &podController{
-		client: client, recorder: rec, log: log, sim: sim, procs: procs, now: time.Now,
+		client: client, recorder: rec.kubelet, notes: rec.notes, log: log, sim: sim, procs: procs, now: time.Now,
 		pods:     f.Core().V1().Pods().Lister(),
 		nodes:    f.Core().V1().Nodes().Lister(),
 		services: &serviceState{services: f.Core().V1().Services().Lister(), slices: f.Discovery().V1().EndpointSlices().Lister()},
@@ -207,6 +208,7 @@ func (c *podController) admit(ctx context.Context, p *corev1.Pod, node *corev1.N
 		admitted.Status = *kubelet.Initialised(admitted, now)
 		return 0, c.write(ctx, p, &admitted.Status, nil)
 	}
+	c.noteUnsupported(p)
 	return c.run(ctx, p, s, admitted)
 }
 

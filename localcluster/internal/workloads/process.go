@@ -50,6 +50,7 @@ type processController struct {
 	nodes    corelisters.NodeLister
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
+	notes    record.EventRecorder
 	log      *slog.Logger
 	opts     ProcessOptions
 	creds    credentials
@@ -87,10 +88,10 @@ func (r *podRecord) view() procView {
 	return v
 }
 
-func newProcessController(client kubernetes.Interface, f informers.SharedInformerFactory, rec record.EventRecorder,
+func newProcessController(client kubernetes.Interface, f informers.SharedInformerFactory, rec recorders,
 	log *slog.Logger, opts ProcessOptions) (*processController, error) {
 	c := &processController{
-		client: client, recorder: rec, log: log, opts: opts, now: time.Now,
+		client: client, recorder: rec.kubelet, notes: rec.notes, log: log, opts: opts, now: time.Now,
 		pods:    f.Core().V1().Pods().Lister(),
 		nodes:   f.Core().V1().Nodes().Lister(),
 		queue:   newQueue("process"),
@@ -129,7 +130,12 @@ func processName(p *corev1.Pod, defs map[string]config.Process) (string, bool) {
 	if len(p.Spec.Containers) == 0 || len(defs) == 0 {
 		return "", false
 	}
-	return config.ProcessForImage(defs, p.Spec.Containers[0].Image)
+	image := p.Spec.Containers[0].Image
+	name, ok := config.ProcessForImage(defs, image)
+	if !ok || defs[name].Accepts(image) != nil {
+		return "", false // a version the process does not stand for: simulated (see noteUnsupported)
+	}
+	return name, true
 }
 
 func isProcessPod(p *corev1.Pod, defs map[string]config.Process) bool {
@@ -315,6 +321,9 @@ func (c *processController) start(ctx context.Context, p *corev1.Pod, rec *podRe
 		known := strings.Join(slices.Sorted(maps.Keys(c.opts.Definitions)), ", ")
 		return c.cannotCreate(ctx, p, fmt.Sprintf("no process definition named %q (known: %s)", name, known))
 	}
+	if err := c.grant(ctx, p, name, def.Grants); err != nil {
+		return 0, err
+	}
 	dir := c.podDir(p.Namespace, p.Name)
 	renewAt, err := c.creds.write(ctx, p, dir)
 	if err != nil {
@@ -346,6 +355,7 @@ func (c *processController) start(ctx context.Context, p *corev1.Pod, rec *podRe
 	for _, ct := range p.Spec.Containers {
 		recordEvent(c.recorder, p, kubelet.Event{Container: ct.Name, Reason: "Started", Message: "Started container " + ct.Name})
 	}
+	c.noteStarted(p, name, l.argv, restart)
 	return c.renewToken(ctx, p, rec, 0)
 }
 

@@ -73,7 +73,10 @@ func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"})
+	recorder := recorders{
+		kubelet: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"}),
+		notes:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: NotesComponent}),
+	}
 
 	pods, err := newPodController(client, factory, recorder, log.With("controller", "pods"), opts.Simulation, opts.Processes.Definitions)
 	if err != nil {
