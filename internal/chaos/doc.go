@@ -20,6 +20,10 @@
 // time from the end of the last fault. The table of all runs is printed.
 //
 // The tests are the harness: `make chaos RUNS=n` runs n runs and writes
-// the table; the normal test suite runs five. The package has no code
+// the table; the normal test suite runs five. Its operator case, which
+// needs the upstream charts and the operators built, lives with them:
+// test/eksaddons' TestOperatorKilledMidBootstrap kills the Tigera
+// operator's process mid-bootstrap and checks its pod restarts it and the
+// bootstrap converges with everything made. The package has no code
 // outside its tests. A scenario is one fault kind (see scenarios).
 package chaos

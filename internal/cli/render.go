@@ -207,11 +207,9 @@ func (a *renderAction) cacheDir() (string, error) {
 func parseMirrorFlags(flags []string) (source.Mirrors, error) {
 	m := source.Mirrors{}
 	for _, f := range flags {
-		u, p, err := source.ParseMirror(f)
-		if err != nil {
+		if err := m.AddFlag(f); err != nil {
 			return nil, fmt.Errorf("flag --mirror: %w", err)
 		}
-		m.Add(u, p)
 	}
 	return m, nil
 }

@@ -43,7 +43,7 @@ type rehearsalEnv struct {
 
 func newRehearsalEnv(t *testing.T) *rehearsalEnv {
 	t.Helper()
-	bin := localClusterBinary(t)
+	bin := testenv.LocalClusterBinary(t)
 	repo, err := filepath.Abs(example)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func newRehearsalEnv(t *testing.T) *rehearsalEnv {
 			t.Errorf("down: %v", err)
 		}
 	})
-	silenceClientLogs()
+	testenv.SilenceClientLogs()
 	return e
 }
 

@@ -48,6 +48,9 @@ type Rehearse struct {
 	StallTimeout time.Duration
 	// PluginsDir holds Config Management Plugins for the controller.
 	PluginsDir string
+	// Mirrors are extra URL=PATH (or URL=oci://HOST/PATH) mirrors for the
+	// controller, as up's --mirror.
+	Mirrors []string
 	// Timeout bounds each run from the root's apply (default 100s).
 	Timeout time.Duration
 	// JSON prints the report as JSON instead of the timeline and summary.
@@ -59,6 +62,10 @@ type Rehearse struct {
 	LocalCluster string
 	// RouteLogs, when set, receives each run's controller log file; see Up.
 	RouteLogs func(w io.Writer)
+	// During, when set, runs in its own goroutine from the root's apply
+	// until the run ends (its context ends then): tests strike faults
+	// there, such as killing an operator's process.
+	During func(ctx context.Context, cfg *rest.Config)
 	// Inspect, when set, is called after each run with its cluster, before
 	// the cluster stops and once the controller has: tests read the
 	// cluster's state there.
@@ -149,7 +156,7 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 			ws:     Workspace{Dir: filepath.Join(base, fmt.Sprintf("%s-%d", s.Name, i))},
 			binary: r.LocalCluster, settings: r.Settings, profile: r.Profile, timeScale: r.TimeScale,
 			stallTimeout: r.StallTimeout, timeout: r.Timeout, settleFor: 2 * time.Second,
-			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect, pluginsDir: r.PluginsDir,
+			out: timeline, routeLogs: r.RouteLogs, inspect: r.Inspect, pluginsDir: r.PluginsDir, mirrors: r.Mirrors, during: r.During,
 		}
 		if timeline != nil && r.Runs > 1 {
 			fmt.Fprintf(timeline, "\n== run %d of %d (seed %d)\n", i, r.Runs, o.seed)

@@ -2,16 +2,13 @@ package rehearsal
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,13 +16,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
-	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
 	"github.com/wavecd/wavecd/internal/rehearsal/scenario"
 	"github.com/wavecd/wavecd/internal/rehearsal/timeline"
@@ -43,9 +37,9 @@ var nodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "
 // says why, the static node group fixes it, and without app health it
 // converges. Each run's cluster is inspected before it stops.
 func TestRehearseCalicoKarpenter(t *testing.T) {
-	bin := localClusterBinary(t)
+	bin := testenv.LocalClusterBinary(t)
 	buildKarpenter(t, filepath.Dir(bin))
-	silenceClientLogs()
+	testenv.SilenceClientLogs()
 	dir, err := filepath.Abs(calicoKarpenter)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +68,7 @@ func TestRehearseCalicoKarpenter(t *testing.T) {
 			r := &Rehearse{
 				Out: out, Dir: dir, Scenario: tc.scenario, Workspace: t.TempDir(), LocalCluster: bin,
 				Report:    filepath.Join(t.TempDir(), "report.html"),
-				RouteLogs: func(w io.Writer) { routeToFile(t, w, logPath) },
+				RouteLogs: func(w io.Writer) { testenv.RouteLogsToFile(t, w, logPath) },
 				Inspect: func(ctx context.Context, _ int, cfg *rest.Config) error {
 					tc.inspect(t, newClusterState(t, ctx, cfg))
 					return nil
@@ -385,31 +379,6 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// silenceClientLogs drops client-go's and controller-runtime's logs (API
-// warnings about Argo CD's finalizer name).
-func silenceClientLogs() {
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
-}
-
-// localClusterBinary is $WAVECD_LOCALCLUSTER, or bin/wavecd-localcluster
-// built from this tree.
-func localClusterBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv(localcluster.Env); bin != "" {
-		return bin
-	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := testenv.BuildLocalCluster(t.Context(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
 // buildKarpenter builds karpenter-kwok and copies Karpenter's CRDs into
 // binDir when either is missing. A cold build takes minutes.
 func buildKarpenter(t *testing.T, binDir string) {
@@ -425,16 +394,4 @@ func buildKarpenter(t *testing.T, binDir string) {
 		t.Fatal(err)
 	}
 	t.Logf("karpenter-kwok ready in %s in %s", binDir, time.Since(start).Round(100*time.Millisecond))
-}
-
-// routeToFile points the controller's logs (slog's default) at the run's
-// log file and at path, which outlives the run's workspace.
-func routeToFile(t *testing.T, w io.Writer, path string) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	fmt.Fprintf(f, "--- %s\n", time.Now().Format(time.RFC3339))
-	slog.SetDefault(slog.New(slog.NewTextHandler(io.MultiWriter(w, f), nil)))
 }

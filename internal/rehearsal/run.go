@@ -49,6 +49,10 @@ type runOptions struct {
 	inspect   func(ctx context.Context, run int, cfg *rest.Config) error
 	// pluginsDir holds Config Management Plugins for the controller.
 	pluginsDir string
+	// mirrors are extra URL=PATH mirrors (Rehearse.Mirrors).
+	mirrors []string
+	// during runs while the run does (Rehearse.During).
+	during func(ctx context.Context, cfg *rest.Config)
 }
 
 // stagedRun is a run's inputs, ready before any cluster starts.
@@ -82,7 +86,7 @@ func runScenario(ctx context.Context, o runOptions) (res report.RunResult, err e
 		if stopErr := cl.Stop(stopCtx); stopErr != nil && err == nil {
 			err = stopErr
 		}
-		_ = os.RemoveAll(o.ws.Cluster())
+		res.Logs = removeClusterKeepingLogs(o.ws.Cluster())
 	}()
 	cfg, err := startRunCluster(ctx, cl, localcluster.StartOptions{Nodes: 1, Profile: st.profile, TimeScale: o.timeScale}, o.ws)
 	if err != nil {
@@ -130,6 +134,11 @@ func stage(o runOptions) (*stagedRun, error) {
 		return nil, err
 	}
 	st.mirrors = manifest.Mirrors(root, o.ws.Repo())
+	for _, m := range o.mirrors {
+		if err := st.mirrors.AddFlag(m); err != nil {
+			return nil, fmt.Errorf("mirror: %w", err)
+		}
+	}
 	settingsFile := o.settings
 	if settingsFile == "" && s.Settings != "" {
 		settingsFile = filepath.Join(o.dir, s.Settings)
@@ -207,9 +216,18 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 		return res, err
 	}
 	p.Sayf("run %d (seed %d): root applied", o.run, o.seed)
+	if o.during != nil {
+		go o.during(watchCtx, cfg)
+	}
 	j := timeline.Judge{StallTimeout: o.stallTimeout, SettleFor: o.settleFor, Timeout: o.timeout}
 	err = j.Run(ctx, p, t, smp, events, fatal)
 	res = j.Result(res, t, smp, time.Since(p.Start).Seconds())
+	if res.Verdict != report.Converged {
+		res.Operators = operatorReports(ctx, cfg, b.client, Namespace)
+		for _, r := range res.Operators {
+			p.Sayf("operator reports %s", r)
+		}
+	}
 	res.Timeline = rec.lines
 	return res, err
 }
@@ -237,4 +255,18 @@ func (r *timelineRecorder) Write(b []byte) (int, error) {
 		r.part = r.part[i+1:]
 	}
 	return len(b), nil
+}
+
+// removeClusterKeepingLogs removes a stopped cluster's directory but its
+// logs/ (the components' logs, and the output of the processes that ran
+// pods: operators, Karpenter), and returns the processes' logs.
+func removeClusterKeepingLogs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "logs" {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "process-*.log"))
+	return logs
 }

@@ -186,15 +186,9 @@ func (u *Up) readInputs(s *session) error {
 		}
 	}
 	for _, m := range u.Mirrors {
-		url, path, err := source.ParseMirror(m)
-		if err != nil {
+		if err := s.mirrors.AddFlag(m); err != nil {
 			return fmt.Errorf("--mirror: %w", err)
 		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return fmt.Errorf("--mirror %s: %w", m, err)
-		}
-		s.mirrors.Add(url, abs)
 	}
 	return nil
 }

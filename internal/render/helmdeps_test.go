@@ -45,6 +45,8 @@ func TestGitChartDependencies(t *testing.T) {
 	ociURL := "oci://" + reg.Host + "/charts"
 	mirrors := source.Mirrors{}
 	mirrors.Add(httpURL, dir)
+	const publicOCI = "oci://public.ecr.example.com/charts" // served by the loopback registry
+	mirrors.Add(publicOCI, ociURL)
 	const gitURL = "https://git.example.com/acme/app.git" // mirrored: no network
 	tests := map[string]struct {
 		repoURL, constraint, lock string
@@ -57,6 +59,8 @@ func TestGitChartDependencies(t *testing.T) {
 			charts: source.ChartsOptions{Credentials: source.Credentials{{URL: httpURL, Username: "robot", Password: "pw"}}}},
 		"OCI registry": {repoURL: ociURL, constraint: ">=0.1.0 <0.2.0", want: "0.1.5",
 			charts: source.ChartsOptions{PlainHTTPRegistries: true}},
+		"OCI registry through a loopback registry mirror, plain HTTP": {repoURL: publicOCI, constraint: "0.1.5", want: "0.1.5",
+			charts: source.ChartsOptions{Mirrors: mirrors}},
 		"HTTP repository through a mirror, offline": {repoURL: httpURL, constraint: "~0.1.0", want: "0.1.5",
 			charts: source.ChartsOptions{Mirrors: mirrors, HTTPClient: &http.Client{Transport: offline{t}}}},
 	}

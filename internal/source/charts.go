@@ -115,11 +115,15 @@ func (c *Charts) Fetch(ctx context.Context, repoURL, name, constraint string) (*
 		fc  *FetchedChart
 		err error
 	)
-	if dir, ok := c.opts.Mirrors.Lookup(repoURL); ok {
-		fc, err = c.fetchMirror(ctx, dir, name, constraint)
-	} else if strings.HasPrefix(repoURL, "oci://") {
+	target, mirrored := c.opts.Mirrors.Lookup(repoURL)
+	switch {
+	case mirrored && IsRegistry(target):
+		fc, err = c.fetchOCI(ctx, target, name, constraint)
+	case mirrored:
+		fc, err = c.fetchMirror(ctx, target, name, constraint)
+	case strings.HasPrefix(repoURL, "oci://"):
 		fc, err = c.fetchOCI(ctx, repoURL, name, constraint)
-	} else {
+	default:
 		fc, err = c.fetchHTTP(ctx, repoURL, name, constraint)
 	}
 	if err != nil {

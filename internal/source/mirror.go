@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -12,9 +13,33 @@ import (
 const MirrorsConfigKey = "wavecd.mirrors"
 
 // Mirrors map repository URLs (Git or Helm) to local folders or Git
-// repositories, so that Applications naming remote URLs render offline.
-// Keys are normalized with NormalizeURL.
+// repositories, so that Applications naming remote URLs render offline,
+// and a Helm repository or OCI registry to a registry (an oci:// URL, for
+// example one on loopback: oci://public.ecr.aws/karpenter =
+// oci://127.0.0.1:5000/karpenter). Keys are normalized with NormalizeURL.
 type Mirrors map[string]string
+
+// IsRegistry reports whether a mirror's target is an OCI registry rather
+// than a local path.
+func IsRegistry(target string) bool { return strings.HasPrefix(target, "oci://") }
+
+// AddFlag adds one URL=PATH (or URL=oci://HOST/PATH) mirror, a local path
+// made absolute.
+func (m Mirrors) AddFlag(flag string) error {
+	repoURL, target, err := ParseMirror(flag)
+	if err != nil {
+		return err
+	}
+	if !IsRegistry(target) {
+		abs, err := filepath.Abs(target)
+		if err != nil {
+			return fmt.Errorf("mirror %s: %w", flag, err)
+		}
+		target = abs
+	}
+	m.Add(repoURL, target)
+	return nil
+}
 
 // ParseMirror parses one --mirror flag value, URL=PATH.
 func ParseMirror(s string) (repoURL, path string, err error) {

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -49,7 +50,7 @@ func (c *Charts) registryClient(repoURL string) (*registry.Client, error) {
 		}
 	}
 	opts := []registry.ClientOption{registry.ClientOptEnableCache(false), registry.ClientOptHTTPClient(c.opts.HTTPClient), registry.ClientOptAuthorizer(authorizer)}
-	if c.opts.PlainHTTPRegistries || (cred != nil && cred.InsecureOCIForceHTTP) {
+	if c.opts.PlainHTTPRegistries || (cred != nil && cred.InsecureOCIForceHTTP) || c.loopbackMirror(repoURL) {
 		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
 	client, err := registry.NewClient(opts...)
@@ -83,4 +84,32 @@ func ociVersion(client *registry.Client, ref, constraint string) (string, error)
 		}
 	}
 	return "", fmt.Errorf("no tag of %s matches %q", ref, constraint)
+}
+
+// loopbackMirror reports a registry that a mirror points at on this
+// machine (127.0.0.0/8, ::1, localhost): it is spoken to over plain HTTP,
+// as Docker does, since a mirror served by a rehearsal or a test has no
+// certificate to present. A registry an app names itself is spoken to
+// over HTTPS unless plain HTTP is asked for.
+func (c *Charts) loopbackMirror(repoURL string) bool {
+	target := NormalizeURL(repoURL)
+	for _, t := range c.opts.Mirrors {
+		if IsRegistry(t) && NormalizeURL(t) == target {
+			return onLoopback(t)
+		}
+	}
+	return false
+}
+
+func onLoopback(repoURL string) bool {
+	host := strings.TrimPrefix(repoURL, "oci://")
+	host, _, _ = strings.Cut(host, "/")
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

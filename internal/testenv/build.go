@@ -95,18 +95,44 @@ func buildLocked(ctx context.Context, root string, b binary) (string, error) {
 // localcluster/karpenter/build.sh under root, when either is missing, under
 // the lock BuildLocalCluster takes. A cold build takes minutes.
 func BuildKarpenter(ctx context.Context, root, binDir string) error {
+	return buildOperator(ctx, root, binDir, "karpenter", "karpenter-kwok", "karpenter-crds")
+}
+
+// BuildOperators builds the operators the local cluster runs as processes
+// into binDir, each when missing: Karpenter's KWOK provider (and its CRDs)
+// and the Tigera operator. A cold build takes minutes each.
+func BuildOperators(ctx context.Context, root, binDir string) error {
+	if err := BuildKarpenter(ctx, root, binDir); err != nil {
+		return err
+	}
+	return buildOperator(ctx, root, binDir, "tigera", "tigera-operator", "")
+}
+
+// buildOperator runs localcluster/<module>/build.sh binDir unless binDir
+// holds program, the version file its build writes beside it, and (when
+// set) files in folder.
+func buildOperator(ctx context.Context, root, binDir, module, program, folder string) error {
 	unlock, err := lockBin(binDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	crds, _ := filepath.Glob(filepath.Join(binDir, "karpenter-crds", "*.yaml"))
-	if _, err := os.Stat(filepath.Join(binDir, "karpenter-kwok")); err == nil && len(crds) > 0 {
+	built := true
+	for _, f := range []string{program, program + ".version"} {
+		if _, err := os.Stat(filepath.Join(binDir, f)); err != nil {
+			built = false
+		}
+	}
+	if folder != "" {
+		files, _ := filepath.Glob(filepath.Join(binDir, folder, "*.yaml"))
+		built = built && len(files) > 0
+	}
+	if built {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "localcluster", "karpenter", "build.sh"), binDir)
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "localcluster", module, "build.sh"), binDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build karpenter-kwok: %w\n%s", err, out)
+		return fmt.Errorf("build %s: %w\n%s", program, err, out)
 	}
 	return nil
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
 	"github.com/wavecd/wavecd/internal/rehearsal"
-	"github.com/wavecd/wavecd/internal/rehearsal/localcluster"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -39,7 +38,7 @@ func TestPatterns(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no pattern found in %s (%v)", patternsDir, err)
 	}
-	bin := localCluster(t)
+	bin := testenv.LocalClusterBinary(t)
 	wavecdOnPath(t)
 	ctrllog.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
@@ -58,24 +57,6 @@ func TestPatterns(t *testing.T) {
 			}
 		})
 	}
-}
-
-// localCluster is $WAVECD_LOCALCLUSTER, or bin/wavecd-localcluster built
-// from this tree.
-func localCluster(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv(localcluster.Env); bin != "" {
-		return bin
-	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := testenv.BuildLocalCluster(t.Context(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }
 
 // wavecdOnPath puts bin/wavecd first on PATH, for plugins whose steps run

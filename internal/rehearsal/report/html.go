@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"net/url"
+	"path/filepath"
 
 	"github.com/wavecd/wavecd/internal/diagram"
 )
@@ -79,8 +81,16 @@ func WriteHTML(w io.Writer, rep *Report) error {
 }
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"secs": secondsOrDash,
+	"secs":    secondsOrDash,
+	"base":    filepath.Base,
+	"fileURL": fileURL,
 }).Parse(reportHTML))
+
+// fileURL is a link to a local file.
+func fileURL(path string) template.URL {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	return template.URL(u.String()) //nolint:gosec // a path the run wrote, escaped by url.URL
+}
 
 const reportHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -129,7 +139,8 @@ details { margin: 10px 0; } pre { background: #f5f7fa; padding: 10px; overflow-x
 <h2 id="run-{{.Run}}">Run {{.Run}} (seed {{.Seed}}): {{.Headline}}</h2>
 {{if .Reason}}<div class="reason"><strong>Why:</strong> <code>{{.Reason}}</code>
 {{$reason := .Reason}}{{range .StalledApps}}{{if ne .Message $reason}}<br><strong>{{.App}}</strong> stalled too: <code>{{.Message}}</code>{{end}}{{end}}
-{{if not .StalledApps}}{{range .Waiting}}<br>waiting on <code>{{.}}</code>{{end}}{{end}}</div>{{end}}
+{{if not .StalledApps}}{{range .Waiting}}<br>waiting on <code>{{.}}</code>{{end}}{{end}}
+{{range .Operators}}<br>operator reports <code>{{.}}</code>{{end}}</div>{{end}}
 {{.Apps}}
 <div class="legend"><span><i class="k-nodes"></i>nodes</span><span><i class="k-ready"></i>Ready nodes</span><span><i class="k-pending"></i>pending pods</span><span><i class="k-unschedulable"></i>unschedulable pods</span></div>
 {{.Series}}
@@ -139,6 +150,7 @@ details { margin: 10px 0; } pre { background: #f5f7fa; padding: 10px; overflow-x
 <tr><th>App</th><th>Wave</th><th>Created</th><th>Sync started</th><th>Healthy at</th><th>Status</th></tr>
 {{range .RunResult.Apps}}<tr><td>{{.Name}}</td><td>{{if .Root}}-{{else}}{{.Wave}}{{end}}</td><td>{{secs .Created}}</td><td>{{secs .SyncStarted}}</td><td>{{secs .Healthy}}</td><td>{{.Status}}</td></tr>
 {{end}}</table>
+{{if .Logs}}<p>Output of the processes that ran pods: {{range .Logs}}<a href="{{fileURL .}}">{{base .}}</a> {{end}}</p>{{end}}
 <details><summary>Timeline ({{len .Timeline}} lines)</summary><pre>{{range .Timeline}}{{.}}
 {{end}}</pre></details>
 {{end}}

@@ -61,6 +61,13 @@ type RunResult struct {
 	// End is when the run ended.
 	End      float64  `json:"end"`
 	Timeline []string `json:"timeline,omitempty"`
+	// Operators are what operators report of the custom resources the
+	// apps hold, for a run that did not converge: "Kind name (app):
+	// Type=Status: message".
+	Operators []string `json:"operators,omitempty"`
+	// Logs are the output files of the processes that ran pods
+	// (operators, Karpenter), kept after the run.
+	Logs []string `json:"logs,omitempty"`
 }
 
 // AppStall is one app's SyncStalled condition.

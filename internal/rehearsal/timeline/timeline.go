@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
@@ -16,11 +17,13 @@ import (
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
-// Observation is one watch event: an Application or a Pod as it is now.
+// Observation is one watch event: an Application or a Pod as it is now,
+// or a note of the local cluster.
 type Observation struct {
 	at      time.Time
 	app     *v1alpha1.Application
 	pod     *corev1.Pod
+	note    *corev1.Event
 	deleted bool
 	// initial marks objects listed when the watch started (a reused
 	// cluster), as opposed to created since.
@@ -82,12 +85,14 @@ type Tracker struct {
 	order      []string // apps by first sight
 	pods       map[string]*podTrack
 	lastChange time.Time
+	// notes are the local cluster's notes printed, by event UID.
+	notes map[types.UID]bool
 }
 
 // NewTracker returns a tracker whose times count from start, waiting for
 // the root Applications named.
 func NewTracker(start time.Time, roots []string) *Tracker {
-	t := &Tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start}
+	t := &Tracker{start: start, apps: map[string]*appTrack{}, pods: map[string]*podTrack{}, lastChange: start, notes: map[types.UID]bool{}}
 	for _, r := range roots {
 		t.apps[r] = newAppTrack(r, true)
 		t.order = append(t.order, r)
@@ -123,6 +128,8 @@ func (t *Tracker) Observe(o Observation) []Line {
 		texts = t.observeApp(o)
 	case o.pod != nil:
 		texts = t.observePod(o)
+	case o.note != nil:
+		texts = t.observeNote(o)
 	}
 	if len(texts) == 0 {
 		return nil
@@ -134,6 +141,22 @@ func (t *Tracker) Observe(o Observation) []Line {
 		out[i] = Line{at: at, text: s}
 	}
 	return out
+}
+
+// observeNote prints each note of the local cluster once: what stands in
+// for a pod's program, or why nothing does.
+func (t *Tracker) observeNote(o Observation) []string {
+	e := o.note
+	if o.deleted || o.initial || t.notes[e.UID] {
+		return nil
+	}
+	t.notes[e.UID] = true
+	ref := e.InvolvedObject
+	name := ref.Name
+	if ref.Namespace != "" {
+		name = ref.Namespace + "/" + name
+	}
+	return []string{fmt.Sprintf("%s %s: %s", strings.ToLower(ref.Kind), name, e.Message)}
 }
 
 // webhookRefusals counts the syncs a webhook without a ready endpoint

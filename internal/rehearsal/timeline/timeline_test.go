@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/hook"
@@ -176,6 +177,17 @@ var timelineCases = map[string]struct {
 			"[  4.0s] root     sync failed: dry run failed",
 		},
 	},
+	"the local cluster's notes print once each": {
+		events: []Observation{
+			noteAt(1, "uid-1", "Pod", "tigera-operator", "tigera-operator-5d8-x", "runs as process tigera-operator (/bin/tigera-operator v1.35.0), output in /c/logs/process-tigera-operator_tigera-operator-5d8-x.log"),
+			noteAt(2, "uid-1", "Pod", "tigera-operator", "tigera-operator-5d8-x", "runs as process tigera-operator (/bin/tigera-operator v1.35.0), output in /c/logs/process-tigera-operator_tigera-operator-5d8-x.log"),
+			noteAt(3, "uid-2", "EC2NodeClass", "", "default", "served by KWOKNodeClass default"),
+		},
+		want: []string{
+			"[  1.0s] pod tigera-operator/tigera-operator-5d8-x: runs as process tigera-operator (/bin/tigera-operator v1.35.0), output in /c/logs/process-tigera-operator_tigera-operator-5d8-x.log",
+			"[  3.0s] ec2nodeclass default: served by KWOKNodeClass default",
+		},
+	},
 	"pods of no app and pods found at the start say nothing": {
 		events: []Observation{
 			podAt(1, 3, false, "x"),
@@ -321,4 +333,11 @@ func TestLineShowsTheTimeAtFullScale(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noteAt is a note of the local cluster on an object at second sec.
+func noteAt(sec float64, uid, kind, ns, name, msg string) Observation {
+	e := &corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: ns, Name: name}, Message: msg}
+	e.UID = types.UID(uid)
+	return Observation{at: t0.Add(time.Duration(sec * float64(time.Second))), note: e}
 }

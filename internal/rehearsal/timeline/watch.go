@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -14,7 +15,12 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
-// Watch watches the Applications of namespace and every Pod, and sends
+// NotesSource is the event source of the local cluster's notes (its
+// workloads controller's NotesComponent).
+const NotesSource = "localcluster"
+
+// Watch watches the Applications of namespace, every Pod and the local
+// cluster's notes (Events from NotesSource), and sends
 // each change to out until ctx ends. It returns once the caches are
 // filled, with a func that reports whether every object listed at the
 // start has been sent.
@@ -27,13 +33,16 @@ func Watch(ctx context.Context, cfg *rest.Config, namespace string, out chan<- O
 		Scheme: scheme,
 		ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+			// The local cluster's notes: which process runs a pod, at
+			// which version, or why none does.
+			&corev1.Event{}: {Field: fields.OneTermEqualSelector("source", NotesSource)},
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build watch cache: %w", err)
 	}
 	var regs []toolscache.ResourceEventHandlerRegistration
-	for _, obj := range []client.Object{&v1alpha1.Application{}, &corev1.Pod{}} {
+	for _, obj := range []client.Object{&v1alpha1.Application{}, &corev1.Pod{}, &corev1.Event{}} {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
 			return nil, fmt.Errorf("watch %T: %w", obj, err)
@@ -76,6 +85,8 @@ func forward(ctx context.Context, out chan<- Observation) toolscache.ResourceEve
 			o.app = v
 		case *corev1.Pod:
 			o.pod = v
+		case *corev1.Event:
+			o.note = v
 		default:
 			return
 		}
