@@ -98,7 +98,7 @@ func rehearseWith(t *testing.T, corpus, bin string, mirror *chartMirror, scenari
 	state := &clusterState{}
 	r := &rehearsal.Rehearse{
 		Out: out, Dir: corpus, Scenario: scenario, Workspace: t.TempDir(), LocalCluster: bin,
-		Report: filepath.Join(t.TempDir(), "report.html"), Mirrors: mirror.Mirrors, Timeout: 4 * time.Minute,
+		Report: filepath.Join(t.TempDir(), "report.html"), Mirrors: mirror.Mirrors, Timeout: 5 * time.Minute,
 		RouteLogs: func(w io.Writer) { testenv.RouteLogsToFile(t, w, logPath) }, During: during,
 		Inspect: func(ctx context.Context, _ int, cfg *rest.Config) error {
 			return state.read(ctx, cfg)

@@ -17,7 +17,9 @@
 // WriteSummary prints up's summary table. A Judge (judge.go) is a
 // `wavecd rehearse` run's: converged, stalled (an app carries the
 // controller's SyncStalled condition and neither apps nor nodes and pods
-// change any more, or nothing changes at all), or timed out; its Result
+// change any more, or nothing changes at all while no sync waits for its
+// next attempt; pods that come and go in a loop are no change), or timed
+// out; its Result
 // fills the run's record of internal/rehearsal/report.
 //
 // What the package does not own: starting the cluster and the controller,

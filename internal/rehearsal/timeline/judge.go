@@ -85,7 +85,7 @@ func (j *Judge) decide(now time.Time, t *Tracker, activity, deadline time.Time) 
 		j.reason = stalls[0].Message
 		return true
 	}
-	if quiet >= 2*j.StallTimeout {
+	if quiet >= 2*j.StallTimeout && len(retrying(t)) == 0 {
 		j.verdict, j.at = report.Stalled, last
 		j.reason = fmt.Sprintf("nothing changed for %s", quiet.Round(time.Second))
 		return true
@@ -185,6 +185,19 @@ func stalledApps(t *Tracker) []report.AppStall {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].App < out[j].App })
 	return append(out, roots...)
+}
+
+// retrying lists the apps whose sync failed and waits for its next
+// attempt: the controller will act again, so a quiet cluster is not yet a
+// stalled one.
+func retrying(t *Tracker) []string {
+	var out []string
+	for _, name := range t.order {
+		if a := t.apps[name]; !a.gone && a.retrying() {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // earliestStall is when the first SyncStalled condition appeared.

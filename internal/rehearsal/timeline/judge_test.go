@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/rehearsal/report"
@@ -21,6 +22,10 @@ func TestJudgeDecide(t *testing.T) {
 	stalledCalico := both(status("OutOfSync", "Missing"), running("stalled: wave 0 of calico waits on X", ""), stalledCondition("wave 0 of calico waits on X"))
 	stalledRoot := both(status("OutOfSync", "Healthy"), running("stalled: wave 0 of root waits on Y", ""), stalledCondition("wave 0 of root waits on Y"))
 	waiting := both(status("OutOfSync", "Missing"), running("waiting for X", ""))
+	retried := both(status("OutOfSync", "Missing"), running("Retrying attempt #4 at 10:00:00: webhook refused", ""))
+	failed := both(status("OutOfSync", "Missing"), func(a *v1alpha1.Application) {
+		a.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationFailed, Message: "webhook refused", StartedAt: metav1.NewTime(t0)}
+	})
 	at := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
 	tests := map[string]struct {
 		events   []Observation
@@ -45,6 +50,14 @@ func TestJudgeDecide(t *testing.T) {
 		"nothing changes at all": {
 			events: []Observation{appAt("calico", 1, waiting)},
 			now:    45, want: report.Stalled, wantAt: 1, reason: "nothing changed for 44s",
+		},
+		"nothing changes while a sync waits for its next attempt": {
+			events: []Observation{appAt("calico", 1, waiting), appAt("karpenter", 2, retried)},
+			now:    60,
+		},
+		"nothing changes after the attempts": {
+			events: []Observation{appAt("calico", 1, waiting), appAt("karpenter", 2, retried), appAt("karpenter", 10, failed)},
+			now:    60, want: report.Stalled, wantAt: 10, reason: "nothing changed for 50s",
 		},
 		"out of time": {
 			events: []Observation{appAt("calico", 1, waiting)},

@@ -16,9 +16,9 @@ import (
 const sampleEvery = 500 * time.Millisecond
 
 // Sampler counts the cluster's nodes and pending pods over a run, keeping
-// a sample whenever a count changes, and notes the last time anything
-// about nodes or pods changed: the judge gives a provisioner at work its
-// time.
+// a sample whenever a count changes, and notes the last time the counts
+// reached a state the run had not been in before: the judge gives a
+// provisioner at work its time, but not pods that come and go in a loop.
 type Sampler struct {
 	client kubernetes.Interface
 	start  time.Time
@@ -26,6 +26,7 @@ type Sampler struct {
 	mu       sync.Mutex
 	samples  []report.Sample
 	last     podNodeState
+	seen     map[podNodeState]bool // states the run was in, At zero
 	activity time.Time
 }
 
@@ -37,7 +38,7 @@ type podNodeState struct {
 
 // NewSampler returns a sampler whose times count from start.
 func NewSampler(client kubernetes.Interface, start time.Time) *Sampler {
-	return &Sampler{client: client, start: start, activity: start}
+	return &Sampler{client: client, start: start, activity: start, seen: map[podNodeState]bool{}}
 }
 
 // Run samples until ctx ends.
@@ -82,6 +83,15 @@ func (s *Sampler) look(ctx context.Context) {
 			st.running++
 		}
 	}
+	s.record(now, st)
+}
+
+// record keeps st as a sample when a count differs from the last sample,
+// and counts it as activity only when the run was never in that state
+// before: an operator that recreates the pods a failure removes, or a
+// crash loop, makes the counts go round, which is no progress and must
+// not keep a stalled run from being judged.
+func (s *Sampler) record(now time.Time, st podNodeState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev := s.last
@@ -90,8 +100,13 @@ func (s *Sampler) look(ctx context.Context) {
 		return
 	}
 	s.last = st
-	s.activity = now
 	s.samples = append(s.samples, st.Sample)
+	key := st
+	key.At = 0
+	if !s.seen[key] {
+		s.seen[key] = true
+		s.activity = now
+	}
 }
 
 // lastActivity is when nodes or pods last changed.

@@ -184,12 +184,17 @@ func (a *appTrack) note() string {
 	switch {
 	case a.failed != "":
 		return report.Shorten("sync failed: "+a.failed, maxNote)
-	case a.running && strings.HasPrefix(a.wait, "Retrying attempt"):
+	case a.retrying():
 		return report.Shorten("sync failing: "+a.wait, maxNote)
 	case a.manualSyncHint() != "":
 		return "OutOfSync, automated sync off: wavecd app sync " + a.name
 	}
 	return ""
+}
+
+// retrying says the app's sync failed and waits for its next attempt.
+func (a *appTrack) retrying() bool {
+	return a.running && strings.HasPrefix(a.wait, "Retrying attempt")
 }
 
 // maxNote keeps the summary's note column to a line.
