@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the controller's and the renderer's peak memory under hostile
-# input, as the README reports it:
+# input, as docs/reliability.md reports it:
 #
 #   lua-rep     a Lua health check in argocd-cm that calls string.rep in a loop
 #   lua-table   a Lua health check that grows a table without end

@@ -2,7 +2,6 @@ package v1alpha1
 
 import (
 	"cmp"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -121,18 +120,6 @@ type ApplicationSource struct {
 	// resolved (not implemented by wavecd: a warning condition says so).
 	TagPrefix string `json:"tagPrefix,omitempty"`
 }
-
-// IsHelmRepo reports whether the source is a chart from a Helm repository
-// rather than a path in Git.
-func (s *ApplicationSource) IsHelmRepo() bool { return s.Chart != "" }
-
-// IsOCI reports whether the source is read from an OCI registry: a chart
-// (with Chart set) or an artifact of plain files (Argo CD 3.1).
-func (s *ApplicationSource) IsOCI() bool { return strings.HasPrefix(s.RepoURL, "oci://") }
-
-// IsOCIArtifact reports a source whose files come from an OCI artifact
-// rather than from Git or a Helm chart repository.
-func (s *ApplicationSource) IsOCIArtifact() bool { return s.IsOCI() && !s.IsHelmRepo() }
 
 // ApplicationSourceHelm holds Helm options of a source.
 // +kubebuilder:pruning:PreserveUnknownFields

@@ -29,6 +29,10 @@ func (p *SyncPolicy) IsAutomated() bool {
 // SyncOptions are `Key=Value` options such as `ServerSideApply=true`.
 type SyncOptions []string
 
+// AnnotationSyncOptions holds an object's own sync options,
+// comma-separated (Prune=false,ServerSideApply=true).
+const AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+
 // HasOption reports whether the exact option `Key=Value` is set.
 func (o SyncOptions) HasOption(option string) bool {
 	for _, x := range o {
@@ -37,6 +41,35 @@ func (o SyncOptions) HasOption(option string) bool {
 		}
 	}
 	return false
+}
+
+// Option returns the value of option key (the last one set, as Argo CD
+// reads them), and whether it is set at all.
+func (o SyncOptions) Option(key string) (string, bool) {
+	value, set := "", false
+	for _, x := range o {
+		k, v, ok := strings.Cut(strings.TrimSpace(x), "=")
+		if ok && strings.TrimSpace(k) == key {
+			value, set = strings.TrimSpace(v), true
+		}
+	}
+	return value, set
+}
+
+// OptionIs reports whether option key is set to value.
+func (o SyncOptions) OptionIs(key, value string) bool {
+	v, set := o.Option(key)
+	return set && v == value
+}
+
+// ObjectSyncOptions are the sync options an object's annotations list
+// under AnnotationSyncOptions.
+func ObjectSyncOptions(annotations map[string]string) SyncOptions {
+	v := annotations[AnnotationSyncOptions]
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	return SyncOptions(strings.Split(v, ","))
 }
 
 // RetryStrategy controls retries of a failed sync.

@@ -15,10 +15,9 @@ import (
 // rehearsal); the sync engine (internal/sync) writes more, for its own
 // resumption, and nothing outside it may rely on the rest.
 type SyncProgress struct {
-	// SyncPhase is the phase being worked on (PhaseSync, "PreSync",
-	// "PostSync" or "SyncFail") and Wave its wave.
-	SyncPhase string `json:"syncPhase,omitempty"`
-	Wave      int    `json:"wave"`
+	// SyncPhase is the phase being worked on and Wave its wave.
+	SyncPhase v1alpha1.SyncPhase `json:"syncPhase,omitempty"`
+	Wave      int                `json:"wave"`
 	// Stalled says why the current step is stalled: it made no progress
 	// for the stall timeout and pods it waits on cannot be scheduled; ""
 	// while it progresses.
@@ -28,49 +27,24 @@ type SyncProgress struct {
 
 // TaskProgress is one object, hook or namespace of a sync.
 type TaskProgress struct {
-	// Type is TaskApply, TaskPrune, TaskHook or TaskNamespace.
-	Type      string `json:"type"`
-	SyncPhase string `json:"syncPhase"`
-	Wave      int    `json:"wave"`
-	Group     string `json:"group,omitempty"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	// Phase is how far the task has come (TaskPending, TaskApplied, ...);
-	// Result the object's result as Argo CD names it (Synced, SyncFailed,
-	// Pruned, PruneSkipped), once there is one.
-	Phase   string `json:"phase"`
-	Result  string `json:"result,omitempty"`
-	Message string `json:"message,omitempty"`
+	Type      v1alpha1.TaskType  `json:"type"`
+	SyncPhase v1alpha1.SyncPhase `json:"syncPhase"`
+	Wave      int                `json:"wave"`
+	Group     string             `json:"group,omitempty"`
+	Version   string             `json:"version"`
+	Kind      string             `json:"kind"`
+	Namespace string             `json:"namespace,omitempty"`
+	Name      string             `json:"name"`
+	// Phase is how far the task has come; Result the object's result as
+	// Argo CD names it, once there is one.
+	Phase   v1alpha1.TaskPhase  `json:"phase"`
+	Result  v1alpha1.ResultCode `json:"result,omitempty"`
+	Message string              `json:"message,omitempty"`
 	// StartedAt is when the task ran and FinishedAt when it ended, to the
 	// millisecond; zero until then.
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
-
-// The phase of the sync's main step.
-const PhaseSync = "Sync"
-
-// The task types.
-const (
-	TaskApply     = "apply"
-	TaskPrune     = "prune"
-	TaskHook      = "hook"
-	TaskNamespace = "namespace"
-)
-
-// The task phases.
-const (
-	TaskPending   = "pending"
-	TaskDryRunOK  = "dry-run-ok"
-	TaskSkipped   = "skipped"
-	TaskApplied   = "applied"
-	TaskRunning   = "running"
-	TaskSucceeded = "succeeded"
-	TaskFailed    = "failed"
-	TaskPruned    = "pruned"
-)
 
 // ProgressOf reads the progress a running (or interrupted) sync recorded
 // in op; nil when op records none.
@@ -92,7 +66,7 @@ func (p *SyncProgress) Step() string {
 	switch {
 	case p == nil || p.SyncPhase == "":
 		return ""
-	case p.SyncPhase == PhaseSync:
+	case p.SyncPhase == v1alpha1.SyncPhaseSync:
 		return fmt.Sprintf("wave %d", p.Wave)
 	}
 	return fmt.Sprintf("%s wave %d", p.SyncPhase, p.Wave)

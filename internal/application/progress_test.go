@@ -18,20 +18,18 @@ import (
 // change to the engine.
 func TestProgressReadsTheEngineState(t *testing.T) {
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	st := wsync.State{ID: "abc", Phase: wsync.OperationRunning, SyncPhase: wsync.PhasePostSync, Wave: 2, Stalled: "pods cannot be scheduled"}
+	st := wsync.State{ID: "abc", Phase: v1alpha1.OperationRunning, SyncPhase: v1alpha1.SyncPhasePostSync, Wave: 2, Stalled: "pods cannot be scheduled"}
 	var want []TaskProgress
-	phases := []wsync.TaskPhase{wsync.TaskPending, wsync.TaskDryRunOK, wsync.TaskSkipped, wsync.TaskApplied,
-		wsync.TaskRunning, wsync.TaskSucceeded, wsync.TaskFailed, wsync.TaskPruned}
-	views := []string{TaskPending, TaskDryRunOK, TaskSkipped, TaskApplied, TaskRunning, TaskSucceeded, TaskFailed, TaskPruned}
-	types := []wsync.TaskType{wsync.TaskApply, wsync.TaskPrune, wsync.TaskHook, wsync.TaskNamespace}
-	typeViews := []string{TaskApply, TaskPrune, TaskHook, TaskNamespace}
+	phases := []v1alpha1.TaskPhase{v1alpha1.TaskPending, v1alpha1.TaskDryRunOK, v1alpha1.TaskSkipped, v1alpha1.TaskApplied,
+		v1alpha1.TaskRunning, v1alpha1.TaskSucceeded, v1alpha1.TaskFailed, v1alpha1.TaskPruned}
+	types := []v1alpha1.TaskType{v1alpha1.TaskApply, v1alpha1.TaskPrune, v1alpha1.TaskHook, v1alpha1.TaskNamespace}
 	for i, p := range phases {
-		ts := wsync.TaskState{ID: "t", Type: types[i%len(types)], SyncPhase: wsync.PhaseSync, Wave: i, Group: "apps", Version: "v1",
-			Kind: "Deployment", Namespace: "web", Name: "web", Phase: p, Result: wsync.ResultSynced, Message: "m",
+		ts := wsync.TaskState{ID: "t", Type: types[i%len(types)], SyncPhase: v1alpha1.SyncPhaseSync, Wave: i, Group: "apps", Version: "v1",
+			Kind: "Deployment", Namespace: "web", Name: "web", Phase: p, Result: v1alpha1.ResultCodeSynced, Message: "m",
 			StartedAt: start, FinishedAt: start.Add(time.Second)}
 		st.Tasks = append(st.Tasks, ts)
-		want = append(want, TaskProgress{Type: typeViews[i%len(types)], SyncPhase: PhaseSync, Wave: i, Group: "apps", Version: "v1",
-			Kind: "Deployment", Namespace: "web", Name: "web", Phase: views[i], Result: "Synced", Message: "m",
+		want = append(want, TaskProgress{Type: types[i%len(types)], SyncPhase: v1alpha1.SyncPhaseSync, Wave: i, Group: "apps", Version: "v1",
+			Kind: "Deployment", Namespace: "web", Name: "web", Phase: p, Result: v1alpha1.ResultCodeSynced, Message: "m",
 			StartedAt: start, FinishedAt: start.Add(time.Second)})
 	}
 	raw, err := json.Marshal(st)
@@ -58,7 +56,7 @@ func TestProgressOfNothing(t *testing.T) {
 			t.Errorf("%s: ProgressOf = %+v, step %q, want nil", name, p, p.Step())
 		}
 	}
-	main := &SyncProgress{SyncPhase: PhaseSync, Wave: 3}
+	main := &SyncProgress{SyncPhase: v1alpha1.SyncPhaseSync, Wave: 3}
 	if got := main.Step(); got != "wave 3" {
 		t.Errorf("Step() of the main phase = %q, want %q", got, "wave 3")
 	}

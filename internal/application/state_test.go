@@ -19,10 +19,10 @@ import (
 // bomb is refused.
 func TestEncodeState(t *testing.T) {
 	progress := func(n int) *SyncProgress {
-		p := &SyncProgress{SyncPhase: PhaseSync, Wave: 1}
+		p := &SyncProgress{SyncPhase: v1alpha1.SyncPhaseSync, Wave: 1}
 		for i := range n {
-			p.Tasks = append(p.Tasks, TaskProgress{Type: TaskApply, SyncPhase: PhaseSync, Wave: 1, Group: "argoproj.io",
-				Version: "v1alpha1", Kind: "Application", Namespace: "argocd", Name: fmt.Sprintf("app-%05d", i), Phase: TaskApplied})
+			p.Tasks = append(p.Tasks, TaskProgress{Type: v1alpha1.TaskApply, SyncPhase: v1alpha1.SyncPhaseSync, Wave: 1, Group: "argoproj.io",
+				Version: "v1alpha1", Kind: "Application", Namespace: "argocd", Name: fmt.Sprintf("app-%05d", i), Phase: v1alpha1.TaskApplied})
 		}
 		return p
 	}

@@ -54,7 +54,7 @@ func newAppDiffCommand(s Streams, f *appFlags) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&a.Local, "local", "", "render this folder (the source's path on disk) instead of the source in Git")
 	fl.StringVar(&a.CacheDir, "cache-dir", "", "folder for fetched repositories (default: the user cache folder)")
-	fl.StringArrayVar(&a.Mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	fl.StringArrayVar(&a.Mirrors, "mirror", nil, mirrorUsage)
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
@@ -63,12 +64,17 @@ It also serves, on --listen (every replica, leader or not):
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.Run(cmd.Context()) },
 	}
-	a.kube.addTo(cmd.Flags())
-	f := cmd.Flags()
+	a.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags adds the controller's flags to f.
+func (a *controllerAction) addFlags(f *pflag.FlagSet) {
+	a.kube.addTo(f)
 	f.StringVarP(&a.opts.Namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and argocd-cm")
 	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address of the webhook, metrics and health endpoints")
 	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
-	f.StringArrayVar(&a.mirrors, "mirror", nil, "serve a repository URL from a local path (URL=PATH, repeatable)")
+	f.StringArrayVar(&a.mirrors, "mirror", nil, mirrorUsage)
 	f.StringVar(&a.opts.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
 	f.StringVar(&a.opts.CacheDir, "cache-dir", "", "directory for Git clones (default: the user cache directory)")
@@ -93,7 +99,6 @@ It also serves, on --listen (every replica, leader or not):
 		"with --sharding, how many replicas are meant to run: a starting replica waits for them, at most a lease duration, before it takes up apps")
 	f.StringVar(&a.opts.ReplicaID, "replica-id", "", "this replica's name among the shards, unique per replica (default: the host name)")
 	f.StringVar(&a.opts.PprofAddr, "pprof-listen", "", "serve Go profiling endpoints on this address (off when empty)")
-	return cmd
 }
 
 // Run builds the controller and its server, and runs both until ctx ends.

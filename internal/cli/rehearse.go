@@ -85,7 +85,7 @@ func newRehearseCommand(s Streams) *cobra.Command {
 	f.Int64Var(&r.Seed, "seed", 1, "the first run's seed (values the scenario randomizes)")
 	f.StringVar(&r.Report, "report", "", "write a self-contained HTML report to this file")
 	f.StringVar(&r.PluginsDir, "plugins-dir", "", pluginsDirUsage)
-	f.StringArrayVar(&r.Mirrors, "mirror", nil, "serve a repository URL from a local path or an OCI registry: URL=PATH or URL=oci://HOST/PATH (repeatable)")
+	f.StringArrayVar(&r.Mirrors, "mirror", nil, mirrorUsage)
 	f.DurationVar(&r.StallTimeout, "stall-timeout", rehearsal.DefaultRehearseStallTimeout,
 		"how long a sync wave may make no progress before the controller examines it as a stall")
 	f.DurationVar(&r.Timeout, "timeout", rehearsal.DefaultRehearseTimeout, "how long a run may take after the root is applied")

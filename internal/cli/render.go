@@ -113,7 +113,7 @@ func newRenderCommand(s Streams) *cobra.Command {
 	f := cmd.Flags()
 	a.kube.addTo(f)
 	f.StringVarP(&a.File, "filename", "f", "", "Application manifest to render (- for standard input)")
-	f.StringArrayVar(&a.Mirrors, "mirror", nil, "serve repository URL from a local folder or Git repository: URL=PATH (repeatable)")
+	f.StringArrayVar(&a.Mirrors, "mirror", nil, mirrorUsage)
 	f.StringVarP(&a.Output, "output", "o", "yaml", "output format: yaml or json")
 	f.StringVar(&a.CacheDir, "cache-dir", "", "folder for fetched repositories (default: the user cache folder)")
 	f.StringVar(&a.Repo, "repo", "", "render this local folder instead of an Application file")
@@ -203,6 +203,9 @@ func (a *renderAction) cacheDir() (string, error) {
 	}
 	return filepath.Join(dir, "wavecd"), nil
 }
+
+// mirrorUsage describes --mirror on every command that takes it.
+const mirrorUsage = "serve a repository URL from a local path or an OCI registry: URL=PATH or URL=oci://HOST/PATH (repeatable)"
 
 func parseMirrorFlags(flags []string) (source.Mirrors, error) {
 	m := source.Mirrors{}

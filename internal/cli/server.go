@@ -70,7 +70,7 @@ func newServerCommand(s Streams) *cobra.Command {
 	f.BoolVar(&a.insecure, "insecure", false, "serve plain HTTP instead of HTTPS")
 	f.DurationVar(&a.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a login session")
 	f.StringVar(&a.cacheDir, "cache-dir", "", "directory for the Git clones diffs render (default: the user cache directory)")
-	f.StringArrayVar(&a.mirrors, "mirror", nil, "serve a repository URL from a local path when diffing (URL=PATH, repeatable)")
+	f.StringArrayVar(&a.mirrors, "mirror", nil, "when diffing, "+mirrorUsage)
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every request")
 	return cmd
 }

@@ -100,7 +100,7 @@ func newUpCommand(s Streams) *cobra.Command {
 	f.StringVar(&up.Settings, "settings", "", "argocd-cm and other settings (argocd-secret, argocd-notifications-cm and -secret, ...): a file of ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	f.StringVar(&up.Profile, "profile", "", "rehearsal profile of the local cluster: node groups, CNI mode, images that run a process, workload overrides, ingress controller")
 	f.Float64Var(&up.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")
-	f.StringArrayVar(&up.Mirrors, "mirror", nil, "serve a repository URL from a local path or an OCI registry: URL=PATH or URL=oci://HOST/PATH (repeatable)")
+	f.StringArrayVar(&up.Mirrors, "mirror", nil, mirrorUsage)
 	f.StringVar(&up.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.IntVar(&up.Nodes, "nodes", 2, "simulated nodes of a new cluster without --profile")
 	f.BoolVar(&up.Fresh, "fresh", false, "stop and remove an existing .wavecd first")

@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -167,7 +168,7 @@ func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l
 	}
-	ignore := append(IgnoreRules(app.Spec.IgnoreDifferences), controllerOwnedFields...)
+	ignore := append(slices.Clone(app.Spec.IgnoreDifferences), controllerOwnedFields...)
 	results := make([]objectDiff, len(cmp.Desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(diffConcurrency)
@@ -200,6 +201,23 @@ func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 		}
 		cmp.Diffs = append(cmp.Diffs, results[i].res)
 	}
+	if err := cmp.diffExtra(ctx, tgt, liveByKey, desiredKeys); err != nil {
+		return err
+	}
+	cmp.Live = cmp.Live[:0]
+	for _, l := range liveByKey {
+		if l != nil {
+			cmp.Live = append(cmp.Live, l)
+		}
+	}
+	sortObjects(cmp.Live)
+	return nil
+}
+
+// diffExtra lists the live objects that left Git (confirmed with the API
+// server) as extra, and the hooks apart; liveByKey takes what the API
+// server answered.
+func (cmp *Comparison) diffExtra(ctx context.Context, tgt *destination.Target, liveByKey map[string]*unstructured.Unstructured, desiredKeys map[string]bool) error {
 	for _, l := range cmp.Live {
 		if hook.IsHook(l) {
 			cmp.Hooks = append(cmp.Hooks, l)
@@ -220,13 +238,6 @@ func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 		}
 		cmp.Diffs = append(cmp.Diffs, res)
 	}
-	cmp.Live = cmp.Live[:0]
-	for _, l := range liveByKey {
-		if l != nil {
-			cmp.Live = append(cmp.Live, l)
-		}
-	}
-	sortObjects(cmp.Live)
 	return nil
 }
 
@@ -282,7 +293,7 @@ func predictorFor(tgt *destination.Target, app *v1alpha1.Application) func(live 
 		}
 	}
 	mode := kube.ClientSideApply
-	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true") {
+	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.OptionIs("ServerSideApply", "true") {
 		mode = kube.ServerSideApply
 	}
 	return func(live *unstructured.Unstructured) diff.Predictor { return tgt.Predictor(mode, live) }
@@ -363,18 +374,6 @@ func isOwnedByTracked(o *unstructured.Unstructured) bool {
 // controllerOwnedFields are written by controllers, not by Git: a child
 // Application's requested operation is never drift.
 var controllerOwnedFields = []diff.IgnoreRule{{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind, JSONPointers: []string{"/operation"}}}
-
-// IgnoreRules are the app's ignoreDifferences as the diff reads them.
-func IgnoreRules(in []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
-	out := make([]diff.IgnoreRule, 0, len(in))
-	for _, d := range in {
-		out = append(out, diff.IgnoreRule{
-			Group: d.Group, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace,
-			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers,
-		})
-	}
-	return out
-}
 
 // AnnotationCompareOptions holds an app's or an object's comparison
 // options, comma-separated: ServerSideDiff=false on an Application diffs

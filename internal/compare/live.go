@@ -132,7 +132,7 @@ func briefChild(a *v1alpha1.Application) *v1alpha1.Application {
 
 // listLive is Live with the child Applications left unconverted.
 func (c *Comparer) listLive(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, tracking kube.Tracking, kinds []schema.GroupKind) (liveList, error) {
-	list, byManager := tgt.Live.ListTracked, diff.ReadsManagedFields(IgnoreRules(app.Spec.IgnoreDifferences))
+	list, byManager := tgt.Live.ListTracked, diff.ReadsManagedFields(app.Spec.IgnoreDifferences)
 	if byManager {
 		list = tgt.Kube.ListTracked
 	}

@@ -36,7 +36,7 @@ func (c *Comparer) Render(ctx context.Context, tgt *destination.Target, app *v1a
 	c.refreshCredentials(ctx)
 	pinned := app.DeepCopy()
 	for _, src := range SourcesOf(&pinned.Spec) {
-		if src.IsHelmRepo() || src.IsOCIArtifact() {
+		if !source.KindOf(src).PinsRevision() {
 			continue // resolved by the engine (a chart version, an artifact digest)
 		}
 		start := time.Now()

@@ -146,20 +146,9 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	byObject := map[client.Object]cache.ByObject{
-		&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-		&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-		&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
-		// Cluster Secrets only: the registry of destination clusters.
-		&corev1.Secret{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}},
-			Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
-	}
-	if opts.Sharding {
-		hasReplica, err := labels.Parse(shard.LabelReplica)
-		if err != nil {
-			return nil, fmt.Errorf("replica label: %w", err)
-		}
-		byObject[&coordinationv1.Lease{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: hasReplica}
+	byObject, err := cachedObjects(opts)
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -205,6 +194,28 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		}
 	}
 	return c, nil
+}
+
+// cachedObjects are the kinds the manager's cache holds, and which of
+// them: those of the controller's namespace, cluster Secrets only, and
+// the replicas' Leases when sharding.
+func cachedObjects(opts Options) (map[client.Object]cache.ByObject, error) {
+	byObject := map[client.Object]cache.ByObject{
+		&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		// Cluster Secrets only: the registry of destination clusters.
+		&corev1.Secret{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}},
+			Label: labels.SelectorFromSet(labels.Set{cluster.LabelSecretType: cluster.SecretTypeCluster})},
+	}
+	if opts.Sharding {
+		hasReplica, err := labels.Parse(shard.LabelReplica)
+		if err != nil {
+			return nil, fmt.Errorf("replica label: %w", err)
+		}
+		byObject[&coordinationv1.Lease{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: hasReplica}
+	}
+	return byObject, nil
 }
 
 // setupEvents gives the reconciler its event recorder, and the controller

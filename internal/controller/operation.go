@@ -461,7 +461,7 @@ func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1
 	for _, rr := range res.Resources {
 		out.Resources = append(out.Resources, &v1alpha1.ResourceResult{
 			Group: rr.Group, Version: rr.Version, Kind: rr.Kind, Namespace: rr.Namespace, Name: rr.Name,
-			Status: v1alpha1.ResultCode(rr.Status), Message: rr.Message, HookType: rr.HookType,
+			Status: rr.Status, Message: rr.Message, HookType: rr.HookType,
 			HookPhase: string(rr.HookPhase), SyncPhase: string(rr.SyncPhase),
 			StartedAt: microTime(rr.StartedAt), FinishedAt: microTime(rr.FinishedAt),
 		})

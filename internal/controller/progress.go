@@ -4,6 +4,7 @@ import (
 	stdsync "sync"
 	"time"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -37,7 +38,7 @@ type progressWriter struct {
 	mu      stdsync.Mutex
 	idle    *stdsync.Cond // signalled when a save ends
 	saving  bool
-	saved   map[string]wsync.TaskPhase
+	saved   map[string]v1alpha1.TaskPhase
 	savedAt time.Time
 	pending *wsync.State
 	timer   *time.Timer
@@ -48,7 +49,7 @@ type progressWriter struct {
 // progressInterval after the sync started: a sync that ends sooner writes
 // only its result.
 func newProgressWriter(save func(*wsync.State)) *progressWriter {
-	w := &progressWriter{save: save, saved: map[string]wsync.TaskPhase{}, savedAt: time.Now()}
+	w := &progressWriter{save: save, saved: map[string]v1alpha1.TaskPhase{}, savedAt: time.Now()}
 	w.idle = stdsync.NewCond(&w.mu)
 	return w
 }
@@ -109,9 +110,9 @@ func (w *progressWriter) scheduleLocked() {
 // most every progressInterval, for the explained waits.
 func (w *progressWriter) durable(st *wsync.State) bool {
 	for _, t := range st.Tasks {
-		if t.Type == wsync.TaskHook && t.Phase != w.saved[t.ID] {
+		if t.Type == v1alpha1.TaskHook && t.Phase != w.saved[t.ID] {
 			switch t.Phase {
-			case wsync.TaskPending, wsync.TaskDryRunOK:
+			case v1alpha1.TaskPending, v1alpha1.TaskDryRunOK:
 			default:
 				return true
 			}

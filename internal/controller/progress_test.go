@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
@@ -31,18 +32,18 @@ func (r *recorder) count() int {
 }
 
 func state(msg string, tasks ...wsync.TaskState) wsync.State {
-	return wsync.State{Phase: wsync.OperationRunning, Message: msg, Tasks: tasks}
+	return wsync.State{Phase: v1alpha1.OperationRunning, Message: msg, Tasks: tasks}
 }
 
 func TestProgressWriter(t *testing.T) {
-	applied := wsync.TaskState{ID: "cm", Type: wsync.TaskApply, Phase: wsync.TaskApplied}
-	hookRunning := wsync.TaskState{ID: "job", Type: wsync.TaskHook, Phase: wsync.TaskRunning}
+	applied := wsync.TaskState{ID: "cm", Type: v1alpha1.TaskApply, Phase: v1alpha1.TaskApplied}
+	hookRunning := wsync.TaskState{ID: "job", Type: v1alpha1.TaskHook, Phase: v1alpha1.TaskRunning}
 
 	t.Run("a sync that ends within the interval writes nothing", func(t *testing.T) {
 		r := newRecorder()
 		w := newProgressWriter(r.save)
 		w.update(state("applying", applied))
-		w.update(wsync.State{Phase: wsync.OperationSucceeded, Tasks: []wsync.TaskState{applied}})
+		w.update(wsync.State{Phase: v1alpha1.OperationSucceeded, Tasks: []wsync.TaskState{applied}})
 		w.stop()
 		time.Sleep(2 * progressInterval)
 		if n := r.count(); n != 0 {
@@ -162,7 +163,7 @@ func TestWaitSaveInterval(t *testing.T) {
 func TestProgressWriterBigSync(t *testing.T) {
 	tasks := make([]wsync.TaskState, 2*progressTasksPerInterval)
 	for i := range tasks {
-		tasks[i] = wsync.TaskState{ID: "app-" + string(rune('a'+i%26)), Type: wsync.TaskApply, Phase: wsync.TaskApplied}
+		tasks[i] = wsync.TaskState{ID: "app-" + string(rune('a'+i%26)), Type: v1alpha1.TaskApply, Phase: v1alpha1.TaskApplied}
 	}
 	r := newRecorder()
 	w := newProgressWriter(r.save)

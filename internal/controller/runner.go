@@ -54,9 +54,9 @@ func (r *Reconciler) runOperation(ctx context.Context, req opRequest) {
 		}
 		out.stopped = errors.Is(err, wsync.ErrStopped)
 		if err != nil && !out.stopped {
-			st.Phase, st.Message = wsync.OperationFailed, err.Error()
+			st.Phase, st.Message = v1alpha1.OperationFailed, err.Error()
 		}
-		if st.Phase == wsync.OperationSucceeded || out.stopped || !r.retry(ctx, app, opState, st) {
+		if st.Phase == v1alpha1.OperationSucceeded || out.stopped || !r.retry(ctx, app, opState, st) {
 			if closed(r.runners.stopChan(app.Name)) && !out.stopped {
 				out.stopped = true
 				st.Message = "stopped: superseded by a new revision while waiting to retry: " + st.Message
@@ -153,7 +153,7 @@ func (r *Reconciler) syncOptions(tgt *destination.Target, app *v1alpha1.Applicat
 		InstallationID: s.InstallationID,
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !isAutomatedOp(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
-		Health:    s.Assessor, WaveDelay: s.WaveDelay, ArgoParity: r.opts.ArgoParity, IgnoreDifferences: compare.IgnoreRules(app.Spec.IgnoreDifferences),
+		Health:    s.Assessor, WaveDelay: s.WaveDelay, ArgoParity: r.opts.ArgoParity, IgnoreDifferences: app.Spec.IgnoreDifferences,
 		Scope: tgt.Kube, DryRuns: tgt.Predictions(), Namespaces: tgt,
 		StallTimeout: s.StallTimeout, NodeProvisioners: r.provisioners.Find,
 	}, nil
@@ -317,7 +317,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, req opRequest, opState
 	now := metaNow(r.now())
 	opState.FinishedAt = &now
 	opState.Phase = v1alpha1.OperationFailed
-	if st.Phase == wsync.OperationSucceeded {
+	if st.Phase == v1alpha1.OperationSucceeded {
 		opState.Phase = v1alpha1.OperationSucceeded
 	}
 	opState.Message = st.Message

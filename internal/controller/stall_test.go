@@ -19,17 +19,17 @@ func TestMarkStalled(t *testing.T) {
 		want   map[string]string
 	}{
 		"stalled sets the condition": {
-			st:   wsync.State{Phase: wsync.OperationRunning, Stalled: "wave 0 of calico waits on X"},
+			st:   wsync.State{Phase: v1alpha1.OperationRunning, Stalled: "wave 0 of calico waits on X"},
 			want: map[string]string{v1alpha1.ApplicationConditionSyncStalled: "stalled: wave 0 of calico waits on X"},
 		},
 		"progress clears it": {
 			before: []string{v1alpha1.ApplicationConditionSyncStalled, v1alpha1.ApplicationConditionSyncError},
-			st:     wsync.State{Phase: wsync.OperationRunning},
+			st:     wsync.State{Phase: v1alpha1.OperationRunning},
 			want:   map[string]string{v1alpha1.ApplicationConditionSyncError: "old"},
 		},
 		"a finished sync clears it": {
 			before: []string{v1alpha1.ApplicationConditionSyncStalled},
-			st:     wsync.State{Phase: wsync.OperationFailed, Stalled: "left over"},
+			st:     wsync.State{Phase: v1alpha1.OperationFailed, Stalled: "left over"},
 			want:   map[string]string{},
 		},
 	} {

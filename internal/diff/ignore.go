@@ -8,27 +8,16 @@ import (
 	"strings"
 
 	"github.com/itchyny/gojq"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
-// IgnoreRule is one entry of Argo CD's ignoreDifferences: the fields of
+// IgnoreRule is one entry of Argo CD's ignoreDifferences (an app's, or
+// argocd-cm's resource.customizations.ignoreDifferences): the fields of
 // matching objects that do not count as differences.
-type IgnoreRule struct {
-	// Group and Kind select objects; "*" or empty for any.
-	Group string `json:"group,omitempty"`
-	Kind  string `json:"kind"`
-	// Name and Namespace narrow the selection when set.
-	Name      string `json:"name,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	// JSONPointers are RFC 6901 pointers, such as /spec/replicas.
-	JSONPointers []string `json:"jsonPointers,omitempty"`
-	// JQPathExpressions are jq paths, such as
-	// .spec.template.spec.initContainers[] | select(.name == "istio-init").
-	JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
-	// ManagedFieldsManagers ignore the fields these field managers own in
-	// the live object.
-	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
-}
+type IgnoreRule = v1alpha1.ResourceIgnoreDifferences
 
 // ReadsManagedFields reports whether a rule names field managers: it then
 // finds their fields in a live object's managedFields, which the caches
@@ -37,7 +26,7 @@ func ReadsManagedFields(rules []IgnoreRule) bool {
 	return slices.ContainsFunc(rules, func(r IgnoreRule) bool { return len(r.ManagedFieldsManagers) > 0 })
 }
 
-func (r IgnoreRule) matches(obj *unstructured.Unstructured) bool {
+func matches(r IgnoreRule, obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
 	any := func(want, got string) bool { return want == "" || want == "*" || want == got }
 	return any(r.Group, gvk.Group) && any(r.Kind, gvk.Kind) && any(r.Name, obj.GetName()) && any(r.Namespace, obj.GetNamespace())
@@ -47,7 +36,7 @@ func (r IgnoreRule) matches(obj *unstructured.Unstructured) bool {
 func Matching(rules []IgnoreRule, obj *unstructured.Unstructured) []IgnoreRule {
 	var out []IgnoreRule
 	for _, r := range rules {
-		if r.matches(obj) {
+		if matches(r, obj) {
 			out = append(out, r)
 		}
 	}

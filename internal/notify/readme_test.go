@@ -12,23 +12,19 @@ import (
 	"github.com/wavecd/wavecd/internal/notify/notifytest"
 )
 
-// TestReadmeExample reads the Slack and webhook setup the README shows
-// and sends with it as it is, only the hosts pointing at a receiver: the
-// settings parse without an error, the subscriptions resolve, and the
+// TestReadmeExample reads the Slack and webhook setup docs/notifications.md
+// shows and sends with it as it is, only the hosts pointing at a receiver:
+// the settings parse without an error, the subscriptions resolve, and the
 // messages arrive.
 func TestReadmeExample(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/notifications.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := strings.Index(string(b), "## Notifications")
-	if at < 0 {
-		t.Fatal("README.md has no Notifications section")
-	}
-	section := string(b)[at:]
+	section := string(b)
 	yamlAt := strings.Index(section, "```yaml\n")
 	if yamlAt < 0 {
-		t.Fatal("README.md's Notifications section has no YAML block")
+		t.Fatal("docs/notifications.md has no YAML block")
 	}
 	start := yamlAt + len("```yaml\n")
 	block := section[start : start+strings.Index(section[start:], "```")]
@@ -44,7 +40,7 @@ func TestReadmeExample(t *testing.T) {
 			StringData map[string]string `json:"stringData"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatalf("README's YAML: %v", err)
+			t.Fatalf("docs/notifications.md YAML: %v", err)
 		}
 		switch obj.Kind {
 		case "ConfigMap":
@@ -62,7 +58,7 @@ func TestReadmeExample(t *testing.T) {
 	}
 	cfg := ParseConfig(data, secret)
 	if len(cfg.Errors) > 0 {
-		t.Fatalf("the README's settings: %v", cfg.Errors)
+		t.Fatalf("docs/notifications.md settings: %v", cfg.Errors)
 	}
 	app := loadApp(t, "apps/deployed.yaml")
 	app["metadata"].(map[string]any)["annotations"] = map[string]any{

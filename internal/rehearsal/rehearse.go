@@ -123,23 +123,8 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.LocalCluster == "" {
-		if r.LocalCluster, err = localcluster.Find(); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.CheckNeeds(filepath.Dir(r.LocalCluster)); err != nil {
+	if err := r.check(s); err != nil {
 		return nil, err
-	}
-	if r.Profile != "" {
-		if r.Profile, err = existingFile("--profile", r.Profile); err != nil {
-			return nil, err
-		}
-	}
-	if r.Settings != "" {
-		if r.Settings, err = existingFile("--settings", r.Settings); err != nil {
-			return nil, err
-		}
 	}
 	base, err := filepath.Abs(r.Workspace)
 	if err != nil {
@@ -175,6 +160,31 @@ func (r *Rehearse) Run(ctx context.Context) (*report.Report, error) {
 		return rep, &NotConvergedError{Scenario: s.Name, Summary: rep.Summary}
 	}
 	return rep, nil
+}
+
+// check finds the local cluster and checks what the scenario needs beside
+// it, and the files the options name.
+func (r *Rehearse) check(s *scenario.Scenario) error {
+	var err error
+	if r.LocalCluster == "" {
+		if r.LocalCluster, err = localcluster.Find(); err != nil {
+			return err
+		}
+	}
+	if err := s.CheckNeeds(filepath.Dir(r.LocalCluster)); err != nil {
+		return err
+	}
+	if r.Profile != "" {
+		if r.Profile, err = existingFile("--profile", r.Profile); err != nil {
+			return err
+		}
+	}
+	if r.Settings != "" {
+		if r.Settings, err = existingFile("--settings", r.Settings); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // output prints the summary or the JSON report and writes the HTML one.

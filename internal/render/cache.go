@@ -8,8 +8,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/internal/source"
 )
 
 // Cache is a bounded in-memory LRU of render results keyed by commit SHA,
@@ -148,16 +149,11 @@ func cacheKey(req *Request, plugins string) (string, bool) {
 		Kustomize KustomizeSettings
 	}{App: req.AppName, NS: req.Namespace, Project: req.Project, Source: req.Source, Refs: map[string]string{}, Plugins: plugins,
 		Kustomize: req.Kustomize}
-	if req.Source.IsHelmRepo() {
-		if _, err := semver.StrictNewVersion(req.Source.TargetRevision); err != nil {
-			return "", false
-		}
-	} else {
-		if req.Tree == nil || req.Tree.Revision() == "" {
-			return "", false
-		}
-		k.Revision = req.Tree.Revision()
+	rev, ok := source.KindOf(&req.Source).CacheRevision(&req.Source, req.Tree)
+	if !ok {
+		return "", false
 	}
+	k.Revision = rev
 	for name, t := range req.Refs {
 		if t.Revision() == "" {
 			return "", false

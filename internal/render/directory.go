@@ -78,24 +78,35 @@ func (Directory) Render(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	res := d.res
-	if len(jsonnetFiles) > 0 {
-		eval, err := newJsonnetEval(req, root)
-		if err != nil {
-			return nil, err
-		}
-		perFile, err := eval.objects(ctx, jsonnetFiles, d.budget)
-		if err != nil {
-			return nil, err
-		}
-		for i := len(jsonnetFiles) - 1; i >= 0; i-- { // from the last, so earlier positions hold
-			res.Objects = slices.Insert(res.Objects, jsonnetAt[i], perFile[i]...)
-		}
+	if err := insertJsonnet(ctx, req, root, res, jsonnetAt, jsonnetFiles, d.budget); err != nil {
+		return nil, err
 	}
 	if err := req.budget().Take("manifests of "+root, d.budget.Used()); err != nil {
 		return nil, err
 	}
 	res.Size = d.budget.Used()
 	return res, nil
+}
+
+// insertJsonnet evaluates the .jsonnet files found (files) and puts their
+// objects into res where each file was found (at), charging what they
+// print to budget.
+func insertJsonnet(ctx context.Context, req *Request, root string, res *Result, at []int, files []string, budget *Budget) error {
+	if len(files) == 0 {
+		return nil
+	}
+	eval, err := newJsonnetEval(req, root)
+	if err != nil {
+		return err
+	}
+	perFile, err := eval.objects(ctx, files, budget)
+	if err != nil {
+		return err
+	}
+	for i := len(files) - 1; i >= 0; i-- { // from the last, so earlier positions hold
+		res.Objects = slices.Insert(res.Objects, at[i], perFile[i]...)
+	}
+	return nil
 }
 
 // dirReader reads the files of one Directory source.

@@ -133,7 +133,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 // its files are looked at; req is then a copy naming that plugin.
 func (e *Engine) detect(ctx context.Context, req *Request) (SourceType, *Request, error) {
 	typ, err := DetectType(&req.Source, req.Tree)
-	if err != nil || len(explicitTypes(&req.Source)) > 0 || req.Source.IsHelmRepo() || e.plugins.Dir() == "" {
+	if err != nil || len(explicitTypes(&req.Source)) > 0 || source.KindOf(&req.Source).Packaged() || e.plugins.Dir() == "" {
 		return typ, req, err
 	}
 	dir, err := appPath(req.Tree, req.Source.Path)

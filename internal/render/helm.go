@@ -77,7 +77,7 @@ type loadedChart struct {
 }
 
 func (h *Helm) loadChart(ctx context.Context, req *Request) (*loadedChart, error) {
-	if req.Source.IsHelmRepo() {
+	if source.KindOf(&req.Source).Packaged() {
 		return h.loadRepoChart(ctx, req.Source.RepoURL, req.Source.Chart, req.Source.TargetRevision)
 	}
 	dir, err := appPath(req.Tree, req.Source.Path)
@@ -230,7 +230,7 @@ func helmCapabilities(dest Capabilities, opts *v1alpha1.ApplicationSourceHelm) C
 }
 
 func chartLabel(req *Request, c *chart.Chart) string {
-	if req.Source.IsHelmRepo() {
+	if source.KindOf(&req.Source).Packaged() {
 		return fmt.Sprintf("chart %s from %s", c.Name(), source.RedactURL(req.Source.RepoURL))
 	}
 	return fmt.Sprintf("chart %s at %s", c.Name(), req.Source.Path)

@@ -26,15 +26,17 @@ func (c *checkedOut) revision(i int) string {
 // a Helm repository chart: a Git commit, a local folder or an OCI artifact.
 func (e *Engine) checkoutSources(ctx context.Context, multi bool, sources v1alpha1.ApplicationSources) (*checkedOut, error) {
 	out := &checkedOut{trees: make([]*source.Tree, len(sources)), refs: map[string]*source.Tree{}}
+	fetchers := source.Fetchers{Repos: e.repos, Charts: e.charts}
 	for i, src := range sources {
 		field := sourceField(multi, i)
-		if src.Ref != "" && src.IsHelmRepo() {
-			return nil, fmt.Errorf("%s: ref %q on a Helm repository chart: refs must be Git sources", field, src.Ref)
+		kind := source.KindOf(&src)
+		if src.Ref != "" && kind.Packaged() {
+			return nil, fmt.Errorf("%s: ref %q on a chart of a %s: refs must be Git sources", field, src.Ref, kind.Name())
 		}
-		if src.IsHelmRepo() {
+		if kind.Packaged() {
 			continue
 		}
-		tree, err := e.checkout(ctx, &src)
+		tree, err := kind.Checkout(ctx, fetchers, &src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -47,18 +49,6 @@ func (e *Engine) checkoutSources(ctx context.Context, multi bool, sources v1alph
 		}
 	}
 	return out, nil
-}
-
-// checkout reads the files of a source: an OCI artifact, or a Git
-// repository (or local folder) at a revision.
-func (e *Engine) checkout(ctx context.Context, src *v1alpha1.ApplicationSource) (*source.Tree, error) {
-	if src.IsOCIArtifact() {
-		if e.charts == nil {
-			return nil, fmt.Errorf("oci artifact %s: no OCI registry access configured", source.RedactURL(src.RepoURL))
-		}
-		return e.charts.Artifact(ctx, src.RepoURL, src.TargetRevision)
-	}
-	return e.repos.Checkout(ctx, src.RepoURL, src.TargetRevision)
 }
 
 // isRefOnly reports a source that only provides files to others.

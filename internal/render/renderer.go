@@ -137,7 +137,7 @@ func DetectType(src *v1alpha1.ApplicationSource, tree *source.Tree) (SourceType,
 	switch {
 	case len(explicit) > 1:
 		return "", fmt.Errorf("multiple application sources defined: %v", explicit)
-	case src.IsHelmRepo():
+	case source.KindOf(src).Packaged():
 		return TypeHelm, nil
 	case len(explicit) == 1:
 		return explicit[0], nil

@@ -95,7 +95,7 @@ func (mb *member) markHolds() {
 	}
 	for _, t := range st.Tasks {
 		if t.SyncPhase != st.SyncPhase || t.Wave != st.Wave || !application.IsApplication(t.Group, t.Kind) ||
-			(t.Phase != application.TaskApplied && t.Phase != application.TaskRunning) {
+			(t.Phase != v1alpha1.TaskApplied && t.Phase != v1alpha1.TaskRunning) {
 			continue
 		}
 		for _, c := range mb.Children {

@@ -43,16 +43,16 @@ func syncItems(app *v1alpha1.Application, op *v1alpha1.OperationState) []syncIte
 	var out []syncItem
 	if st := application.ProgressOf(op); st != nil {
 		for _, t := range st.Tasks {
-			if t.Type == application.TaskNamespace || t.Phase == application.TaskSkipped {
+			if t.Type == v1alpha1.TaskNamespace || t.Phase == v1alpha1.TaskSkipped {
 				continue
 			}
 			it := syncItem{
-				Wave: int64(t.Wave), Phase: t.SyncPhase, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
-				Status: cmp.Or(t.Result, t.Phase), Message: t.Message, Hook: t.Type == application.TaskHook,
+				Wave: int64(t.Wave), Phase: string(t.SyncPhase), Kind: t.Kind, Namespace: t.Namespace, Name: t.Name,
+				Status: cmp.Or(string(t.Result), string(t.Phase)), Message: t.Message, Hook: t.Type == v1alpha1.TaskHook,
 				StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
 			}
 			if it.Hook {
-				it.HookType = t.SyncPhase
+				it.HookType = string(t.SyncPhase)
 			}
 			out = append(out, it)
 		}
@@ -346,7 +346,7 @@ func objectRows(app *v1alpha1.Application, origin, now time.Time) []diagram.Row 
 		if !it.FinishedAt.IsZero() {
 			seg.To, seg.Phase = seconds(it.FinishedAt, origin), diagram.Settled
 		}
-		if it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == application.TaskFailed {
+		if it.Status == string(v1alpha1.ResultCodeSyncFailed) || it.Status == string(v1alpha1.TaskFailed) {
 			seg.Phase = diagram.Failed
 		}
 		title := fmt.Sprintf("%s %s: %s, applied %s", it.Kind, qualified(it.Namespace, it.Name), it.Status, offset(it.StartedAt, origin))

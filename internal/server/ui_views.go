@@ -188,7 +188,7 @@ func waves(app *v1alpha1.Application) []waveView {
 	for i := range out {
 		switch {
 		case st == nil:
-		case st.SyncPhase != application.PhaseSync:
+		case st.SyncPhase != v1alpha1.SyncPhaseSync:
 			out[i].State = "pending"
 		case int(out[i].Wave) < st.Wave:
 			out[i].State = "done"

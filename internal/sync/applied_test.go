@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -38,7 +39,7 @@ func TestAppliedObjectsKeepNoManagedFields(t *testing.T) {
 			if _, err := run.execute(ctx, plan, st); err != nil {
 				t.Fatal(err)
 			}
-			if st.Phase != OperationSucceeded {
+			if st.Phase != v1alpha1.OperationSucceeded {
 				t.Fatalf("sync ended %s: %s", st.Phase, st.Message)
 			}
 			applied := plan.LiveObjects()
@@ -81,7 +82,7 @@ func TestSyncReportsEachWrite(t *testing.T) {
 	run.kinds = append(run.kinds, configMapGK)
 	desired := append(configMaps(2, 1, ns), fixture(t, "sync/hooks.yaml", ns)...)
 	st, _ := run.run(ctx, desired)
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("sync ended %s: %s", st.Phase, st.Message)
 	}
 	if got, want := slices.Sorted(maps.Keys(dryRuns.applied)), []string{"app", "cm-000", "cm-001"}; !slices.Equal(got, want) {

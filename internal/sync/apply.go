@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -31,7 +32,7 @@ func (e *Executor) prepare(ctx context.Context, st *State) error {
 	}
 	var missing []*Task
 	for _, t := range e.plan.Tasks {
-		if t.Type == TaskApply && t.Live == nil {
+		if t.Type == v1alpha1.TaskApply && t.Live == nil {
 			missing = append(missing, t)
 		}
 	}
@@ -48,7 +49,7 @@ func (e *Executor) prepare(ctx context.Context, st *State) error {
 		return fmt.Errorf("read live objects: %w", err)
 	}
 	for _, t := range e.plan.Tasks {
-		if t.Type != TaskApply || t.Live == nil {
+		if t.Type != v1alpha1.TaskApply || t.Live == nil {
 			continue
 		}
 		if owner := e.tracking.Owner(t.Live); o.FailOnSharedResource && owner != "" && owner != e.opts.AppName && !st.DryRunDone {
@@ -69,10 +70,10 @@ func (e *Executor) prepare(ctx context.Context, st *State) error {
 // before the dry run, as Argo CD does; one that exists is left as it is.
 // A creation that finds the namespace there costs what a read would.
 func (e *Executor) createNamespace(ctx context.Context, st *State) error {
-	i := slices.IndexFunc(st.Tasks, func(t TaskState) bool { return t.Type == TaskNamespace && !t.Phase.terminal() })
+	i := slices.IndexFunc(st.Tasks, func(t TaskState) bool { return t.Type == v1alpha1.TaskNamespace && !t.Phase.Terminal() })
 	ts, t := &st.Tasks[i], e.task(st, i)
 	if t == nil {
-		ts.Phase = TaskSkipped
+		ts.Phase = v1alpha1.TaskSkipped
 		return nil
 	}
 	if e.opts.DryRun {
@@ -81,27 +82,27 @@ func (e *Executor) createNamespace(ctx context.Context, st *State) error {
 		case err != nil:
 			return err
 		case live != nil:
-			ts.Phase = TaskSkipped
+			ts.Phase = v1alpha1.TaskSkipped
 		default:
-			ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created (dry run)"
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskSucceeded, v1alpha1.ResultCodeSynced, "namespace/"+ts.Name+" created (dry run)"
 		}
 		return nil
 	}
 	if e.opts.Namespaces != nil && e.opts.Namespaces.NamespaceExists(ctx, ts.Name) {
-		ts.Phase = TaskSkipped
+		ts.Phase = v1alpha1.TaskSkipped
 		e.namespaces = map[string]bool{ts.Name: true}
 		return nil
 	}
 	_, err := e.cluster.Apply(ctx, t.Object, kube.ApplyOptions{Mode: kube.Create})
 	switch {
 	case err == nil:
-		ts.Phase, ts.Result, ts.Message = TaskSucceeded, ResultSynced, "namespace/"+ts.Name+" created"
+		ts.Phase, ts.Result, ts.Message = v1alpha1.TaskSucceeded, v1alpha1.ResultCodeSynced, "namespace/"+ts.Name+" created"
 		e.events.add(ctx, Event{Type: EventNamespace, SyncPhase: ts.SyncPhase, Task: ts.ID})
 	case e.namespaceExists(ctx, t, err):
-		ts.Phase = TaskSkipped
+		ts.Phase = v1alpha1.TaskSkipped
 	default:
-		ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
-		return e.finish(ctx, st, OperationFailed, "the namespace failed to apply: "+err.Error())
+		ts.Phase, ts.Result, ts.Message = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed, err.Error()
+		return e.finish(ctx, st, v1alpha1.OperationFailed, "the namespace failed to apply: "+err.Error())
 	}
 	e.namespaces = map[string]bool{ts.Name: true}
 	return nil
@@ -127,7 +128,7 @@ func (e *Executor) namespaceExists(ctx context.Context, t *Task, createErr error
 func (e *Executor) dryRun(ctx context.Context, st *State) error {
 	if i, ok := e.loneWrite(st); ok {
 		ts := &st.Tasks[i]
-		ts.Phase = TaskDryRunOK
+		ts.Phase = v1alpha1.TaskDryRunOK
 		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID,
 			Message: "skipped: the sync writes this object only, and its apply checks it"})
 		st.DryRunDone = true
@@ -142,15 +143,15 @@ func (e *Executor) dryRun(ctx context.Context, st *State) error {
 	g.SetLimit(e.opts.Concurrency)
 	for i := range st.Tasks {
 		ts, t := &st.Tasks[i], e.task(st, i)
-		if t == nil || started(ts.Phase) || ts.Type == TaskPrune || ts.Type == TaskNamespace {
+		if t == nil || started(ts.Phase) || ts.Type == v1alpha1.TaskPrune || ts.Type == v1alpha1.TaskNamespace {
 			continue
 		}
 		if t.Err != "" {
-			ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, t.Err
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed, t.Err
 			continue
 		}
 		if skip, ok := skips[ts.ID]; ok {
-			ts.Phase, ts.Message = TaskDryRunOK, skip.reason
+			ts.Phase, ts.Message = v1alpha1.TaskDryRunOK, skip.reason
 			ts.DryRunAtWave = skip.crdInSync && !e.opts.ArgoParity
 			continue
 		}
@@ -159,20 +160,20 @@ func (e *Executor) dryRun(ctx context.Context, st *State) error {
 			mu.Lock()
 			defer mu.Unlock()
 			ts.Phase, ts.Message = phase, message
-			if phase == TaskFailed {
-				ts.Result = ResultSyncFailed
+			if phase == v1alpha1.TaskFailed {
+				ts.Result = v1alpha1.ResultCodeSyncFailed
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
 	if failed := failedTasks(st, allIndices(st)); len(failed) > 0 {
-		return e.finish(ctx, st, OperationFailed, failureMessage("one or more objects failed to apply (dry run)", st, failed))
+		return e.finish(ctx, st, v1alpha1.OperationFailed, failureMessage("one or more objects failed to apply (dry run)", st, failed))
 	}
 	st.DryRunDone = true
 	if e.opts.DryRun {
 		e.completeDryRun(st)
-		return e.finish(ctx, st, OperationSucceeded, "successfully synced (dry run)")
+		return e.finish(ctx, st, v1alpha1.OperationSucceeded, "successfully synced (dry run)")
 	}
 	return nil
 }
@@ -191,9 +192,9 @@ func (e *Executor) loneWrite(st *State) (int, bool) {
 	for i := range st.Tasks {
 		ts := &st.Tasks[i]
 		switch {
-		case ts.Type == TaskNamespace:
+		case ts.Type == v1alpha1.TaskNamespace:
 			continue
-		case ts.Type != TaskApply || lone >= 0 || started(ts.Phase):
+		case ts.Type != v1alpha1.TaskApply || lone >= 0 || started(ts.Phase):
 			return -1, false
 		}
 		lone = i
@@ -218,26 +219,26 @@ func allIndices(st *State) []int {
 
 // dryRunOne dry-runs one task; with ApplyOutOfSyncOnly an object in sync is
 // skipped.
-func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, string) {
+func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (v1alpha1.TaskPhase, string) {
 	ts, t := &st.Tasks[i], e.task(st, i)
 	obj := e.objectFor(st, i)
-	if e.opts.Sync.ApplyOutOfSyncOnly && ts.Type == TaskApply && t.Live != nil {
+	if e.opts.Sync.ApplyOutOfSyncOnly && ts.Type == v1alpha1.TaskApply && t.Live != nil {
 		res, err := diff.Compare(ctx, obj, t.Live, diff.Options{Predictor: e.predictor(t), Ignore: e.opts.IgnoreDifferences})
 		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: string(res.Status)})
 		switch {
 		case err != nil:
-			return TaskFailed, err.Error()
+			return v1alpha1.TaskFailed, err.Error()
 		case res.Status == diff.Synced:
-			return TaskSkipped, "already in sync"
+			return v1alpha1.TaskSkipped, "already in sync"
 		}
-		return TaskDryRunOK, ""
+		return v1alpha1.TaskDryRunOK, ""
 	}
 	opts := e.applyOptions(t, true)
-	if ts.Type == TaskApply && !opts.Force && e.opts.DryRuns != nil && e.opts.DryRuns.Succeeded(obj, t.Live, opts.Mode) {
+	if ts.Type == v1alpha1.TaskApply && !opts.Force && e.opts.DryRuns != nil && e.opts.DryRuns.Succeeded(obj, t.Live, opts.Mode) {
 		e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: "known from the last comparison"})
-		return TaskDryRunOK, ""
+		return v1alpha1.TaskDryRunOK, ""
 	}
-	if ts.Type == TaskHook {
+	if ts.Type == v1alpha1.TaskHook {
 		// A hook is always created afresh (an earlier one is deleted first):
 		// dry-run a creation under a generated name.
 		obj = obj.DeepCopy()
@@ -250,10 +251,10 @@ func (e *Executor) dryRunOne(ctx context.Context, st *State, i int) (TaskPhase, 
 	_, err := e.applyAdmitted(ctx, obj, opts)
 	if err != nil {
 		e.events.add(ctx, Event{Type: EventDryRunFailed, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: err.Error()})
-		return TaskFailed, err.Error()
+		return v1alpha1.TaskFailed, err.Error()
 	}
 	e.events.add(ctx, Event{Type: EventDryRun, SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID})
-	return TaskDryRunOK, ""
+	return v1alpha1.TaskDryRunOK, ""
 }
 
 // predictor is the dry-run apply a server-side diff of t compares with.
@@ -301,7 +302,7 @@ func (e *Executor) dryRunSkips(ctx context.Context, st *State) (map[string]dryRu
 	out := map[string]dryRunSkip{}
 	for i, ts := range st.Tasks {
 		t := e.task(st, i)
-		if t == nil || t.Object == nil || ts.Type == TaskNamespace {
+		if t == nil || t.Object == nil || ts.Type == v1alpha1.TaskNamespace {
 			continue
 		}
 		gk := t.GroupKind()
@@ -334,8 +335,8 @@ func (e *Executor) dryRunStep(ctx context.Context, st *State, step []int) bool {
 		ts.DryRunAtWave = false
 		phase, message := e.dryRunOne(ctx, st, i)
 		ts.Phase, ts.Message = phase, message
-		if phase == TaskFailed {
-			ts.Result, ok = ResultSyncFailed, false
+		if phase == v1alpha1.TaskFailed {
+			ts.Result, ok = v1alpha1.ResultCodeSyncFailed, false
 		}
 	}
 	return ok
@@ -346,17 +347,17 @@ func (e *Executor) completeDryRun(st *State) {
 	for i := range st.Tasks {
 		ts, t := &st.Tasks[i], e.task(st, i)
 		switch {
-		case ts.Phase.terminal():
-		case ts.Type == TaskPrune && t != nil:
-			ts.Phase = TaskSucceeded
+		case ts.Phase.Terminal():
+		case ts.Type == v1alpha1.TaskPrune && t != nil:
+			ts.Phase = v1alpha1.TaskSucceeded
 			ts.Result, ts.Message = e.pruneVerdict(t)
-			if ts.Result == ResultPruned {
+			if ts.Result == v1alpha1.ResultCodePruned {
 				ts.Message = "pruned (dry run)"
 			}
-		case ts.SyncPhase == PhaseSyncFail:
-			ts.Phase = TaskSkipped
+		case ts.SyncPhase == v1alpha1.SyncPhaseSyncFail:
+			ts.Phase = v1alpha1.TaskSkipped
 		default:
-			ts.Phase, ts.Result = TaskSucceeded, ResultSynced
+			ts.Phase, ts.Result = v1alpha1.TaskSucceeded, v1alpha1.ResultCodeSynced
 			ts.Message = strings.TrimSpace(ts.Message + " (dry run)")
 		}
 	}
@@ -376,7 +377,7 @@ func (e *Executor) applyOptions(t *Task, dryRun bool) kube.ApplyOptions {
 // name, tracking, the hook finalizer and the sync's id.
 func (e *Executor) objectFor(st *State, i int) *unstructured.Unstructured {
 	ts, t := &st.Tasks[i], e.task(st, i)
-	if ts.Type != TaskHook {
+	if ts.Type != v1alpha1.TaskHook {
 		return t.Object
 	}
 	obj := t.Object.DeepCopy()
@@ -422,18 +423,18 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 	event := Event{SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID}
 	e.events.add(ctx, withType(event, EventApply))
 	opts := e.applyOptions(t, false)
-	opts.Known = t.Live == nil && ts.Type == TaskApply // planned as a creation
+	opts.Known = t.Live == nil && ts.Type == v1alpha1.TaskApply // planned as a creation
 	out, err := e.applyAdmitted(ctx, obj, opts)
 	if err == nil && kube.IsCRD(obj) {
 		err = e.cluster.WaitEstablished(ctx, obj.GetName(), crdTimeout)
 	}
 	if err != nil {
-		ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+		ts.Phase, ts.Result, ts.Message = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed, err.Error()
 		event.Message = err.Error()
 		e.events.add(ctx, withType(event, EventApplyFailed))
 		return
 	}
-	ts.Result = ResultSynced
+	ts.Result = v1alpha1.ResultCodeSynced
 	ts.Message = applyMessage(obj, t)
 	if out != nil && !diff.ReadsManagedFields(e.opts.IgnoreDifferences) {
 		// Kept until the sync ends (its waits, the comparison after it),
@@ -442,12 +443,12 @@ func (e *Executor) applyOne(ctx context.Context, st *State, i int) {
 		out.SetManagedFields(nil)
 	}
 	t.Live, t.Applied = out, true
-	if ts.Type == TaskApply && e.opts.DryRuns != nil && out != nil && out.GetResourceVersion() != "" {
+	if ts.Type == v1alpha1.TaskApply && e.opts.DryRuns != nil && out != nil && out.GetResourceVersion() != "" {
 		e.opts.DryRuns.Applied(t.Object, out, t.Settings.Mode)
 	}
-	ts.Phase = TaskApplied
-	if ts.Type == TaskHook {
-		ts.Phase = TaskRunning
+	ts.Phase = v1alpha1.TaskApplied
+	if ts.Type == v1alpha1.TaskHook {
+		ts.Phase = v1alpha1.TaskRunning
 	}
 	e.events.add(ctx, withType(event, EventApplied))
 }
@@ -461,7 +462,7 @@ func withType(e Event, t EventType) Event {
 func applyMessage(obj *unstructured.Unstructured, t *Task) string {
 	verb := "configured"
 	switch {
-	case t.Type == TaskHook:
+	case t.Type == v1alpha1.TaskHook:
 		verb = "created"
 	case t.Settings.Mode == kube.ServerSideApply:
 		verb = "serverside-applied"

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -136,7 +137,7 @@ func syncOnce(b *testing.B, cluster *kube.Cluster, desired []*unstructured.Unstr
 		b.Fatal(err)
 	}
 	st := &State{}
-	if err := exec.Run(b.Context(), st); err != nil || st.Phase != OperationSucceeded {
+	if err := exec.Run(b.Context(), st); err != nil || st.Phase != v1alpha1.OperationSucceeded {
 		b.Fatalf("sync: %v %s %s", err, st.Phase, st.Message)
 	}
 	return exec

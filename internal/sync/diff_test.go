@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -36,7 +37,7 @@ func TestRemovedConfigMapKey(t *testing.T) {
 			if run.opts.Sync, err = ParseSyncOptions(syncOptions); err != nil {
 				t.Fatal(err)
 			}
-			if st, _ := run.run(ctx, fixture(t, "sync/diff-first.yaml", ns)); st.Phase != OperationSucceeded {
+			if st, _ := run.run(ctx, fixture(t, "sync/diff-first.yaml", ns)); st.Phase != v1alpha1.OperationSucceeded {
 				t.Fatalf("first sync %s: %s", st.Phase, st.Message)
 			}
 
@@ -50,7 +51,7 @@ func TestRemovedConfigMapKey(t *testing.T) {
 			}
 
 			st, _ := run.run(ctx, second)
-			if st.Phase != OperationSucceeded {
+			if st.Phase != v1alpha1.OperationSucceeded {
 				t.Fatalf("second sync %s: %s", st.Phase, st.Message)
 			}
 			var synced []string
@@ -113,7 +114,7 @@ func diffStatuses(t *testing.T, ctx context.Context, run *syncRun, desired []*un
 func TestDryRunFailureAppliesNothing(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	st, exec := run.run(ctx, fixture(t, "sync/dryrun-fail.yaml", ns))
-	if st.Phase != OperationFailed || !strings.Contains(st.Message, "one or more objects failed to apply (dry run)") ||
+	if st.Phase != v1alpha1.OperationFailed || !strings.Contains(st.Message, "one or more objects failed to apply (dry run)") ||
 		!strings.Contains(st.Message, "bogusField") {
 		t.Fatalf("sync %s: %q, want a dry-run failure naming the bad field", st.Phase, st.Message)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -38,7 +39,7 @@ func crdThenCR(t *testing.T, run *syncRun, ns string, size any) []*unstructured.
 func TestCRDThenCustomResourceWithoutOptions(t *testing.T) {
 	_, ns, ctx, run := setup(t)
 	st, exec := run.run(ctx, crdThenCR(t, run, ns, int64(3)))
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("sync %s: %s%s", st.Phase, st.Message, taskMessages(st))
 	}
 	events := exec.Events()
@@ -67,7 +68,7 @@ func TestCustomResourceDryRunAtItsWave(t *testing.T) {
 			env, ns, ctx, run := setup(t)
 			run.opts.ArgoParity = parity
 			st, _ := run.run(ctx, crdThenCR(t, run, ns, "large"))
-			if st.Phase != OperationFailed || !strings.Contains(st.Message+taskMessages(st), "spec.size") {
+			if st.Phase != v1alpha1.OperationFailed || !strings.Contains(st.Message+taskMessages(st), "spec.size") {
 				t.Fatalf("sync %s: %s%s; want it failed on spec.size", st.Phase, st.Message, taskMessages(st))
 			}
 			_, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "gadget-settings", metav1.GetOptions{})

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
@@ -38,10 +39,10 @@ const (
 type Event struct {
 	// Time is when it happened; for WaveHealthy, when the watch event that
 	// made the wave healthy arrived.
-	Time      time.Time `json:"time"`
-	Type      EventType `json:"type"`
-	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
-	Wave      int       `json:"wave"`
+	Time      time.Time          `json:"time"`
+	Type      EventType          `json:"type"`
+	SyncPhase v1alpha1.SyncPhase `json:"syncPhase,omitempty"`
+	Wave      int                `json:"wave"`
 	// Task is the task's ID, empty for events about a step or the sync.
 	Task    string `json:"task,omitempty"`
 	Message string `json:"message,omitempty"`

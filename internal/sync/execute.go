@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -113,7 +114,7 @@ type action func(ctx context.Context, st *State) error
 // next observes st and picks the next action.
 func (e *Executor) next(st *State) action {
 	switch {
-	case slices.ContainsFunc(st.Tasks, func(t TaskState) bool { return t.Type == TaskNamespace && !t.Phase.terminal() }):
+	case slices.ContainsFunc(st.Tasks, func(t TaskState) bool { return t.Type == v1alpha1.TaskNamespace && !t.Phase.Terminal() }):
 		return e.createNamespace
 	case !st.DryRunDone:
 		return e.dryRun
@@ -124,30 +125,30 @@ func (e *Executor) next(st *State) action {
 	switch {
 	case step == nil:
 		return func(ctx context.Context, st *State) error {
-			return e.finish(ctx, st, OperationSucceeded, "successfully synced (all tasks run)")
+			return e.finish(ctx, st, v1alpha1.OperationSucceeded, "successfully synced (all tasks run)")
 		}
 	case slices.ContainsFunc(step, func(i int) bool { return !started(st.Tasks[i].Phase) }):
 		return func(ctx context.Context, st *State) error { return e.runStep(ctx, st, step) }
-	case e.isFinal(st, step) && !slices.ContainsFunc(step, func(i int) bool { return st.Tasks[i].Type == TaskHook }):
+	case e.isFinal(st, step) && !slices.ContainsFunc(step, func(i int) bool { return st.Tasks[i].Type == v1alpha1.TaskHook }):
 		return func(_ context.Context, st *State) error { e.settle(st, step); return nil }
 	}
 	return func(ctx context.Context, st *State) error { return e.waitStep(ctx, st, step) }
 }
 
 // started reports whether a task has been run (or left out).
-func started(p TaskPhase) bool {
-	return p != TaskPending && p != TaskDryRunOK
+func started(p v1alpha1.TaskPhase) bool {
+	return p != v1alpha1.TaskPending && p != v1alpha1.TaskDryRunOK
 }
 
 // start initializes st for a new sync from the plan.
 func (e *Executor) start(ctx context.Context, st *State) {
 	id := make([]byte, 4)
 	_, _ = rand.Read(id)
-	*st = State{ID: hex.EncodeToString(id), Phase: OperationRunning, StartedAt: time.Now().UTC().Truncate(time.Second)}
+	*st = State{ID: hex.EncodeToString(id), Phase: v1alpha1.OperationRunning, StartedAt: time.Now().UTC().Truncate(time.Second)}
 	for _, t := range e.plan.Tasks {
 		ref := t.Ref()
 		ts := TaskState{
-			ID: t.ID, Type: t.Type, SyncPhase: t.SyncPhase, Wave: t.Wave, Phase: TaskPending,
+			ID: t.ID, Type: t.Type, SyncPhase: t.SyncPhase, Wave: t.Wave, Phase: v1alpha1.TaskPending,
 			Group: ref.GVK.Group, Version: ref.GVK.Version, Kind: ref.GVK.Kind, Namespace: ref.Namespace, Name: ref.Name,
 		}
 		if ts.Name == "" && t.Object != nil {
@@ -162,21 +163,21 @@ func (e *Executor) start(ctx context.Context, st *State) {
 // task that lost its object is left out (apply) or done (prune).
 func (e *Executor) resume(ctx context.Context, st *State) {
 	if st.Phase == "" {
-		st.Phase = OperationRunning
+		st.Phase = v1alpha1.OperationRunning
 	}
 	for i := range st.Tasks {
 		ts := &st.Tasks[i]
-		if _, ok := e.byID[ts.ID]; ok || ts.Phase.terminal() {
+		if _, ok := e.byID[ts.ID]; ok || ts.Phase.Terminal() {
 			continue
 		}
 		switch ts.Type {
-		case TaskPrune:
-			ts.Phase, ts.Result, ts.Message = TaskPruned, ResultPruned, "pruned"
-		case TaskNamespace:
-			ts.Phase = TaskSkipped
+		case v1alpha1.TaskPrune:
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskPruned, v1alpha1.ResultCodePruned, "pruned"
+		case v1alpha1.TaskNamespace:
+			ts.Phase = v1alpha1.TaskSkipped
 		default:
-			if ts.Phase == TaskPending || ts.Phase == TaskDryRunOK {
-				ts.Phase, ts.Message = TaskSkipped, "no longer in the desired state"
+			if ts.Phase == v1alpha1.TaskPending || ts.Phase == v1alpha1.TaskDryRunOK {
+				ts.Phase, ts.Message = v1alpha1.TaskSkipped, "no longer in the desired state"
 			}
 		}
 	}
@@ -190,7 +191,7 @@ func (e *Executor) task(st *State, i int) *Task { return e.byID[st.Tasks[i].ID] 
 // (SyncFail left out) that still has unfinished tasks; nil when none has.
 func (e *Executor) currentStep(st *State) []int {
 	first := slices.IndexFunc(st.Tasks, func(t TaskState) bool {
-		return t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal()
+		return t.SyncPhase != v1alpha1.SyncPhaseSyncFail && t.Type != v1alpha1.TaskNamespace && !t.Phase.Terminal()
 	})
 	if first < 0 {
 		return nil
@@ -198,7 +199,7 @@ func (e *Executor) currentStep(st *State) []int {
 	phase, wave := st.Tasks[first].SyncPhase, st.Tasks[first].Wave
 	var out []int
 	for i, t := range st.Tasks {
-		if t.SyncPhase == phase && t.Wave == wave && t.Type != TaskNamespace && !t.Phase.terminal() {
+		if t.SyncPhase == phase && t.Wave == wave && t.Type != v1alpha1.TaskNamespace && !t.Phase.Terminal() {
 			out = append(out, i)
 		}
 	}
@@ -213,7 +214,7 @@ func (e *Executor) isFinal(st *State, step []int) bool {
 		inStep[i] = true
 	}
 	for i, t := range st.Tasks {
-		if !inStep[i] && t.SyncPhase != PhaseSyncFail && t.Type != TaskNamespace && !t.Phase.terminal() {
+		if !inStep[i] && t.SyncPhase != v1alpha1.SyncPhaseSyncFail && t.Type != v1alpha1.TaskNamespace && !t.Phase.Terminal() {
 			return false
 		}
 	}
@@ -226,10 +227,10 @@ func (e *Executor) settle(st *State, step []int) {
 	for _, i := range step {
 		ts := &st.Tasks[i]
 		switch {
-		case ts.Type == TaskPrune && ts.Phase == TaskRunning:
-			ts.Phase = TaskPruned
-		case ts.Phase == TaskApplied:
-			ts.Phase = TaskSucceeded
+		case ts.Type == v1alpha1.TaskPrune && ts.Phase == v1alpha1.TaskRunning:
+			ts.Phase = v1alpha1.TaskPruned
+		case ts.Phase == v1alpha1.TaskApplied:
+			ts.Phase = v1alpha1.TaskSucceeded
 		}
 	}
 }
@@ -246,9 +247,9 @@ func (e *Executor) runStep(ctx context.Context, st *State, step []int) error {
 	for _, i := range step {
 		switch {
 		case started(st.Tasks[i].Phase):
-		case st.Tasks[i].Type == TaskPrune:
+		case st.Tasks[i].Type == v1alpha1.TaskPrune:
 			prunes = append(prunes, i)
-		case st.Tasks[i].Type == TaskHook:
+		case st.Tasks[i].Type == v1alpha1.TaskHook:
 			hooks = append(hooks, i)
 		}
 	}
@@ -260,7 +261,7 @@ func (e *Executor) runStep(ctx context.Context, st *State, step []int) error {
 	}
 	var writes []int
 	for _, i := range step {
-		if !started(st.Tasks[i].Phase) && st.Tasks[i].Type != TaskPrune {
+		if !started(st.Tasks[i].Phase) && st.Tasks[i].Type != v1alpha1.TaskPrune {
 			writes = append(writes, i)
 		}
 	}
@@ -278,11 +279,11 @@ func (e *Executor) failing(ctx context.Context, st *State) error {
 	var running, pending, syncFail []int
 	for i, t := range st.Tasks {
 		switch {
-		case t.SyncPhase != PhaseSyncFail && t.Type == TaskHook && t.Phase == TaskRunning:
+		case t.SyncPhase != v1alpha1.SyncPhaseSyncFail && t.Type == v1alpha1.TaskHook && t.Phase == v1alpha1.TaskRunning:
 			running = append(running, i)
-		case t.SyncPhase == PhaseSyncFail && !started(t.Phase):
+		case t.SyncPhase == v1alpha1.SyncPhaseSyncFail && !started(t.Phase):
 			pending = append(pending, i)
-		case t.SyncPhase == PhaseSyncFail && t.Phase == TaskRunning:
+		case t.SyncPhase == v1alpha1.SyncPhaseSyncFail && t.Phase == v1alpha1.TaskRunning:
 			syncFail = append(syncFail, i)
 		}
 	}
@@ -301,14 +302,14 @@ func (e *Executor) failing(ctx context.Context, st *State) error {
 	message := st.Failure
 	var hookFailures []int
 	for i, t := range st.Tasks {
-		if t.SyncPhase == PhaseSyncFail && t.Phase == TaskFailed {
+		if t.SyncPhase == v1alpha1.SyncPhaseSyncFail && t.Phase == v1alpha1.TaskFailed {
 			hookFailures = append(hookFailures, i)
 		}
 	}
 	if len(hookFailures) > 0 {
 		message += "\n" + failureMessage("one or more SyncFail hooks failed", st, hookFailures)
 	}
-	return e.finish(ctx, st, OperationFailed, message)
+	return e.finish(ctx, st, v1alpha1.OperationFailed, message)
 }
 
 // fail marks the sync failed; SyncFail hooks run next.
@@ -319,12 +320,12 @@ func (e *Executor) fail(ctx context.Context, st *State, message string) {
 }
 
 // finish deletes hooks as their delete policies say and ends the sync.
-func (e *Executor) finish(ctx context.Context, st *State, phase OperationPhase, message string) error {
+func (e *Executor) finish(ctx context.Context, st *State, phase v1alpha1.OperationPhase, message string) error {
 	e.deleteFinishedHooks(ctx, st)
 	now := time.Now().UTC()
 	st.Phase, st.Message, st.FinishedAt = phase, message, &now
 	typ := EventSucceeded
-	if phase == OperationFailed {
+	if phase == v1alpha1.OperationFailed {
 		typ = EventFailed
 	}
 	e.events.add(ctx, Event{Type: typ, Message: message})
@@ -334,7 +335,7 @@ func (e *Executor) finish(ctx context.Context, st *State, phase OperationPhase, 
 func failedTasks(st *State, idx []int) []int {
 	var out []int
 	for _, i := range idx {
-		if st.Tasks[i].Phase == TaskFailed {
+		if st.Tasks[i].Phase == v1alpha1.TaskFailed {
 			out = append(out, i)
 		}
 	}

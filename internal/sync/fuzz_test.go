@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/hook"
 )
 
@@ -26,7 +27,7 @@ func FuzzSyncOptionsAndAnnotations(f *testing.F) {
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 		obj.SetName("x")
 		obj.SetAnnotations(map[string]string{
-			AnnotationSyncOptions: objOptions, hook.AnnotationSyncWave: wave, hook.AnnotationHook: hookTypes,
+			v1alpha1.AnnotationSyncOptions: objOptions, hook.AnnotationSyncWave: wave, hook.AnnotationHook: hookTypes,
 			hook.AnnotationDeletePolicy: policy, hook.AnnotationHelmHook: helmHook, hook.AnnotationHelmWeight: helmWeight,
 			hook.AnnotationHelmDeletePolicy: policy,
 		})

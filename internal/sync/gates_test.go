@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -39,7 +40,7 @@ func TestWaveWaitsForWebhookEndpoints(t *testing.T) {
 	startWebhookServer(ctx, t, run, ns)
 	started := time.Now()
 	st, exec := run.run(ctx, fixture(t, "sync/webhook-gate.yaml", ns))
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("sync %s: %s", st.Phase, st.Message)
 	}
 	events := exec.Events()
@@ -76,7 +77,7 @@ func TestWebhookWithoutGateInArgoParity(t *testing.T) {
 	objs := fixture(t, "sync/webhook-gate.yaml", ns)
 	waitWebhookCalled(ctx, t, env, run, ns, objs)
 	st, _ := run.run(ctx, objs)
-	if msg := st.Message + taskMessages(st); st.Phase != OperationFailed || !strings.Contains(msg, "no endpoints available") {
+	if msg := st.Message + taskMessages(st); st.Phase != v1alpha1.OperationFailed || !strings.Contains(msg, "no endpoints available") {
 		t.Errorf("sync %s: %s%s; want it failed by the webhook without endpoints", st.Phase, st.Message, taskMessages(st))
 	}
 }

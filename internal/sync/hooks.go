@@ -10,22 +10,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
-// SyncPhase is a phase of a sync.
-type SyncPhase string
-
-// The sync phases, in the order they run.
-const (
-	PhasePreSync  SyncPhase = "PreSync"
-	PhaseSync     SyncPhase = "Sync"
-	PhasePostSync SyncPhase = "PostSync"
-	PhaseSyncFail SyncPhase = "SyncFail"
-)
-
-var phaseOrder = map[SyncPhase]int{PhasePreSync: -1, PhaseSync: 0, PhasePostSync: 1, PhaseSyncFail: 2}
+var phaseOrder = map[v1alpha1.SyncPhase]int{v1alpha1.SyncPhasePreSync: -1, v1alpha1.SyncPhaseSync: 0, v1alpha1.SyncPhasePostSync: 1, v1alpha1.SyncPhaseSyncFail: 2}
 
 // Annotations of hooks.
 const (
@@ -37,10 +27,10 @@ const (
 )
 
 // hookPhases returns the sync phases a hook runs in, in phase order.
-func hookPhases(obj *unstructured.Unstructured) []SyncPhase {
-	var out []SyncPhase
+func hookPhases(obj *unstructured.Unstructured) []v1alpha1.SyncPhase {
+	var out []v1alpha1.SyncPhase
 	for _, t := range hook.SyncPhases(obj) {
-		out = append(out, SyncPhase(t))
+		out = append(out, v1alpha1.SyncPhase(t))
 	}
 	return out
 }
@@ -48,7 +38,7 @@ func hookPhases(obj *unstructured.Unstructured) []SyncPhase {
 // hookName returns the name of a hook that only has a generateName, the way
 // Argo CD forms it: generateName + <revision[:7]>-<phase>-<start unix time>.
 // syncID stands in for an empty revision.
-func hookName(generateName, revision, syncID string, phase SyncPhase, startedUnix int64) string {
+func hookName(generateName, revision, syncID string, phase v1alpha1.SyncPhase, startedUnix int64) string {
 	if len(revision) > 7 {
 		revision = revision[:7]
 	}
@@ -75,10 +65,10 @@ func (e *Executor) deleteBeforeCreation(ctx context.Context, st *State, idx []in
 		case live == nil:
 		case live.GetAnnotations()[AnnotationSyncID] == st.ID:
 			t.Live = live
-			ts.Phase, ts.Result, ts.Message = TaskRunning, ResultSynced, strings.ToLower(ts.Kind)+"/"+ts.Name+" created"
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskRunning, v1alpha1.ResultCodeSynced, strings.ToLower(ts.Kind)+"/"+ts.Name+" created"
 		case slices.Contains(t.DeletePolicies, hook.BeforeHookCreation):
 			if err := e.deleteHook(ctx, ref); err != nil {
-				ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+				ts.Phase, ts.Result, ts.Message = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed, err.Error()
 				continue
 			}
 			gone = append(gone, ref)
@@ -105,11 +95,11 @@ func (e *Executor) deleteHook(ctx context.Context, ref kube.Ref) error {
 func (e *Executor) deleteFinishedHooks(ctx context.Context, st *State) {
 	for i := range st.Tasks {
 		ts, t := &st.Tasks[i], e.task(st, i)
-		if ts.Type != TaskHook || t == nil {
+		if ts.Type != v1alpha1.TaskHook || t == nil {
 			continue
 		}
-		if !(ts.Phase == TaskSucceeded && slices.Contains(t.DeletePolicies, hook.HookSucceeded)) &&
-			!(ts.Phase == TaskFailed && slices.Contains(t.DeletePolicies, hook.HookFailed)) {
+		if !(ts.Phase == v1alpha1.TaskSucceeded && slices.Contains(t.DeletePolicies, hook.HookSucceeded)) &&
+			!(ts.Phase == v1alpha1.TaskFailed && slices.Contains(t.DeletePolicies, hook.HookFailed)) {
 			continue
 		}
 		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}
@@ -125,11 +115,11 @@ func (e *Executor) deleteFinishedHooks(ctx context.Context, st *State) {
 // released from the hook finalizer and deleted, and the sync fails with
 // "Operation terminated".
 func (e *Executor) Terminate(ctx context.Context, st *State) error {
-	st.Phase = OperationTerminating
+	st.Phase = v1alpha1.OperationTerminating
 	var errs []error
 	for i := range st.Tasks {
 		ts, t := &st.Tasks[i], e.task(st, i)
-		if ts.Type != TaskHook || ts.Phase != TaskRunning || t == nil {
+		if ts.Type != v1alpha1.TaskHook || ts.Phase != v1alpha1.TaskRunning || t == nil {
 			continue
 		}
 		ref := kube.Ref{GVK: t.Ref().GVK, Namespace: ts.Namespace, Name: ts.Name}
@@ -137,7 +127,7 @@ func (e *Executor) Terminate(ctx context.Context, st *State) error {
 			errs = append(errs, err)
 			continue
 		}
-		ts.Phase, ts.Message = TaskFailed, "Terminated"
+		ts.Phase, ts.Message = v1alpha1.TaskFailed, "Terminated"
 	}
 	if err := errors.Join(errs...); err != nil {
 		st.Message = "Operation termination had errors: " + err.Error()
@@ -145,7 +135,7 @@ func (e *Executor) Terminate(ctx context.Context, st *State) error {
 		return err
 	}
 	now := time.Now().UTC()
-	st.Phase, st.Message, st.FinishedAt = OperationFailed, "Operation terminated", &now
+	st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &now
 	e.progress(st)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -38,7 +39,7 @@ func TestHooksSurviveRestart(t *testing.T) {
 			first, cancel := context.WithCancel(ctx)
 			defer cancel()
 			run.opts.OnEvent = func(e Event) {
-				if e.Type == EventApplied && e.SyncPhase == PhasePostSync {
+				if e.Type == EventApplied && e.SyncPhase == v1alpha1.SyncPhasePostSync {
 					cancel()
 				}
 			}
@@ -56,8 +57,8 @@ func TestHooksSurviveRestart(t *testing.T) {
 
 			saved := roundTrip(t, st)
 			if tc.lostCreate {
-				i := slices.IndexFunc(saved.Tasks, func(ts TaskState) bool { return ts.SyncPhase == PhasePostSync })
-				saved.Tasks[i].Phase, saved.Tasks[i].Result, saved.Tasks[i].Message = TaskDryRunOK, "", ""
+				i := slices.IndexFunc(saved.Tasks, func(ts TaskState) bool { return ts.SyncPhase == v1alpha1.SyncPhasePostSync })
+				saved.Tasks[i].Phase, saved.Tasks[i].Result, saved.Tasks[i].Message = v1alpha1.TaskDryRunOK, "", ""
 			}
 			run.opts.OnEvent = nil
 			plan, err := run.plan(ctx, fixture(t, "sync/hooks.yaml", ns))
@@ -65,14 +66,14 @@ func TestHooksSurviveRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			exec2, err := run.execute(ctx, plan, saved)
-			if err != nil || saved.Phase != OperationSucceeded {
+			if err != nil || saved.Phase != v1alpha1.OperationSucceeded {
 				t.Fatalf("resumed sync: %v %s: %s", err, saved.Phase, saved.Message)
 			}
 
 			hookApplies := func(events []Event) []string {
 				var out []string
 				for _, e := range events {
-					if e.Type == EventApply && e.SyncPhase != PhaseSync {
+					if e.Type == EventApply && e.SyncPhase != v1alpha1.SyncPhaseSync {
 						out = append(out, string(e.SyncPhase))
 					}
 				}
@@ -137,7 +138,7 @@ func roundTrip(t *testing.T, st *State) *State {
 func TestHookFailedDeletePolicy(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	st, _ := run.run(ctx, fixture(t, "sync/hook-fails.yaml", ns))
-	if st.Phase != OperationFailed {
+	if st.Phase != v1alpha1.OperationFailed {
 		t.Fatalf("sync %s: %s, want Failed", st.Phase, st.Message)
 	}
 	waitFor(t, func() bool {
@@ -161,7 +162,7 @@ func TestTerminate(t *testing.T) {
 	running, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run.opts.OnEvent = func(e Event) {
-		if e.Type == EventApplied && e.SyncPhase == PhasePreSync {
+		if e.Type == EventApplied && e.SyncPhase == v1alpha1.SyncPhasePreSync {
 			cancel()
 		}
 	}
@@ -172,7 +173,7 @@ func TestTerminate(t *testing.T) {
 	if err := exec.Terminate(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Phase != OperationFailed || st.Message != "Operation terminated" {
+	if st.Phase != v1alpha1.OperationFailed || st.Message != "Operation terminated" {
 		t.Errorf("state %s: %q, want Failed: Operation terminated", st.Phase, st.Message)
 	}
 	waitFor(t, func() bool {
@@ -208,7 +209,7 @@ func TestCheckpointBeforeGenerateNameHooks(t *testing.T) {
 		t.Fatalf("%d checkpoints, want 1", len(checkpoints))
 	}
 	name := func(s State) string {
-		i := slices.IndexFunc(s.Tasks, func(ts TaskState) bool { return ts.SyncPhase == PhasePreSync })
+		i := slices.IndexFunc(s.Tasks, func(ts TaskState) bool { return ts.SyncPhase == v1alpha1.SyncPhasePreSync })
 		return s.Tasks[i].Name
 	}
 	if got, want := name(checkpoints[0]), name(*st); got != want || !strings.HasPrefix(got, "pre-") || checkpoints[0].ID != st.ID {

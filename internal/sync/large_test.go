@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -47,12 +48,12 @@ func TestLargeObjectAppliedServerSide(t *testing.T) {
 			run.opts.ArgoParity = parity
 			st, _ := run.run(ctx, []*unstructured.Unstructured{crd})
 			if parity {
-				if st.Phase != OperationFailed || !strings.Contains(st.Message, "Too long") {
+				if st.Phase != v1alpha1.OperationFailed || !strings.Contains(st.Message, "Too long") {
 					t.Fatalf("sync %s: %s; want Failed with the API server's Too long", st.Phase, st.Message)
 				}
 				return
 			}
-			if st.Phase != OperationSucceeded {
+			if st.Phase != v1alpha1.OperationSucceeded {
 				t.Fatalf("sync %s: %s", st.Phase, st.Message)
 			}
 			msg := st.Tasks[len(st.Tasks)-1].Message

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -21,7 +22,7 @@ func TestApplyModes(t *testing.T) {
 		setup   func(t *testing.T, ctx context.Context, ns string)
 		desired string
 		opts    func(o *Options, ns string)
-		phase   OperationPhase
+		phase   v1alpha1.OperationPhase
 		check   check
 	}{
 		"Replace overwrites what others added": {
@@ -34,7 +35,7 @@ func TestApplyModes(t *testing.T) {
 				}
 			},
 			desired: "sync/replace.yaml",
-			phase:   OperationSucceeded,
+			phase:   v1alpha1.OperationSucceeded,
 			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
 				cm, err := testenv.Get(t).Client.CoreV1().ConfigMaps(ns).Get(ctx, "c", metav1.GetOptions{})
 				if err != nil {
@@ -52,7 +53,7 @@ func TestApplyModes(t *testing.T) {
 			before:  "sync/job-v1.yaml",
 			desired: "sync/job-v2.yaml",
 			opts:    func(o *Options, _ string) { o.Sync.ServerSideApply = true },
-			phase:   OperationFailed,
+			phase:   v1alpha1.OperationFailed,
 			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
 				if !strings.Contains(st.Message, "(dry run)") || !strings.Contains(st.Message, "field is immutable") {
 					t.Errorf("message = %q, want a dry-run failure on the immutable field", st.Message)
@@ -63,7 +64,7 @@ func TestApplyModes(t *testing.T) {
 			before:  "sync/job-v1.yaml",
 			desired: "sync/job-v2-force.yaml",
 			opts:    func(o *Options, _ string) { o.Sync.ServerSideApply = true },
-			phase:   OperationSucceeded,
+			phase:   v1alpha1.OperationSucceeded,
 			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
 				job, err := testenv.Get(t).Client.BatchV1().Jobs(ns).Get(ctx, "j", metav1.GetOptions{})
 				if err != nil {
@@ -76,14 +77,14 @@ func TestApplyModes(t *testing.T) {
 		},
 		"Validate=false lets an unknown field through": {
 			desired: "sync/unknown-field.yaml",
-			phase:   OperationSucceeded,
+			phase:   v1alpha1.OperationSucceeded,
 		},
 		"CreateNamespace creates the destination namespace, label tracking labels": {
 			desired: "sync/prune-second.yaml",
 			opts: func(o *Options, ns string) {
 				o.Namespace, o.Sync.CreateNamespace, o.Tracking = createdNamespace(ns), true, kube.TrackingLabel
 			},
-			phase: OperationSucceeded,
+			phase: v1alpha1.OperationSucceeded,
 			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
 				client := testenv.Get(t).Client
 				t.Cleanup(func() {
@@ -101,11 +102,11 @@ func TestApplyModes(t *testing.T) {
 		"CreateNamespace leaves an existing namespace as it is": {
 			desired: "sync/prune-second.yaml",
 			opts:    func(o *Options, ns string) { o.Namespace, o.Sync.CreateNamespace = ns, true },
-			phase:   OperationSucceeded,
+			phase:   v1alpha1.OperationSucceeded,
 			check: func(t *testing.T, ctx context.Context, ns string, st *State) {
 				for _, ts := range st.Tasks {
-					if ts.Type == TaskNamespace && ts.Phase != TaskSkipped {
-						t.Errorf("namespace task %s: %s, want %s", ts.Name, ts.Phase, TaskSkipped)
+					if ts.Type == v1alpha1.TaskNamespace && ts.Phase != v1alpha1.TaskSkipped {
+						t.Errorf("namespace task %s: %s, want %s", ts.Name, ts.Phase, v1alpha1.TaskSkipped)
 					}
 				}
 				live, err := testenv.Get(t).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -134,7 +135,7 @@ func TestApplyModes(t *testing.T) {
 				tc.setup(t, ctx, ns)
 			}
 			if tc.before != "" {
-				if st, _ := run.run(ctx, fixture(t, tc.before, ns)); st.Phase != OperationSucceeded {
+				if st, _ := run.run(ctx, fixture(t, tc.before, ns)); st.Phase != v1alpha1.OperationSucceeded {
 					t.Fatalf("first sync %s: %s", st.Phase, st.Message)
 				}
 			}

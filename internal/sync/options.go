@@ -10,13 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 )
-
-// AnnotationSyncOptions holds an object's own sync options, comma-separated.
-const AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
 
 // SyncOptions are an application's syncOptions (Argo CD's strings such as
 // "ServerSideApply=true"), parsed by ParseSyncOptions.
@@ -41,8 +39,9 @@ type SyncOptions struct {
 // error.
 func ParseSyncOptions(list []string) (SyncOptions, error) {
 	var o SyncOptions
-	for _, item := range list {
+	for _, item := range list { // as v1alpha1.SyncOptions.Option reads them
 		key, value, _ := strings.Cut(strings.TrimSpace(item), "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if key == "PrunePropagationPolicy" {
 			p, err := parsePropagation(value)
 			if err != nil {
@@ -205,21 +204,23 @@ type Scope interface {
 }
 
 // objectOptions are an object's own sync options
-// (argocd.argoproj.io/sync-options).
-type objectOptions map[string]string
+// (v1alpha1.AnnotationSyncOptions).
+type objectOptions struct{ v1alpha1.SyncOptions }
 
 func parseObjectOptions(obj *unstructured.Unstructured) objectOptions {
-	out := objectOptions{}
 	if obj == nil {
-		return out
+		return objectOptions{}
 	}
-	for item := range strings.SplitSeq(obj.GetAnnotations()[AnnotationSyncOptions], ",") {
-		key, value, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if ok {
-			out[key] = value
-		}
-	}
-	return out
+	return objectOptions{v1alpha1.ObjectSyncOptions(obj.GetAnnotations())}
+}
+
+// is reports whether option key is set to value.
+func (o objectOptions) is(key, value string) bool { return o.OptionIs(key, value) }
+
+// value is option key's value, "" when it is not set.
+func (o objectOptions) value(key string) string {
+	v, _ := o.Option(key)
+	return v
 }
 
 // applySettings are the effective write settings of one object.
@@ -252,12 +253,12 @@ func serverSideWhenTooLarge(s applySettings, obj *unstructured.Unstructured, par
 func settingsFor(app SyncOptions, obj, live *unstructured.Unstructured) applySettings {
 	own, liveOwn := parseObjectOptions(obj), parseObjectOptions(live)
 	s := applySettings{
-		Force:                       app.Force || own["Force"] == "true" || liveOwn["Force"] == "true",
-		SkipValidation:              app.SkipValidation || own["Validate"] == "false",
-		SkipDryRunOnMissingResource: app.SkipDryRunOnMissingResource || own["SkipDryRunOnMissingResource"] == "true",
+		Force:                       app.Force || own.is("Force", "true") || liveOwn.is("Force", "true"),
+		SkipValidation:              app.SkipValidation || own.is("Validate", "false"),
+		SkipDryRunOnMissingResource: app.SkipDryRunOnMissingResource || own.is("SkipDryRunOnMissingResource", "true"),
 	}
-	replace := (app.Replace || own["Replace"] == "true" || liveOwn["Replace"] == "true") && own["Replace"] != "false"
-	ssa := (app.ServerSideApply || own["ServerSideApply"] == "true") && own["ServerSideApply"] != "false"
+	replace := (app.Replace || own.is("Replace", "true") || liveOwn.is("Replace", "true")) && !own.is("Replace", "false")
+	ssa := (app.ServerSideApply || own.is("ServerSideApply", "true")) && !own.is("ServerSideApply", "false")
 	switch {
 	case replace:
 		s.Mode = kube.Replace

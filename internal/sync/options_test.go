@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -58,7 +59,7 @@ func TestParseSyncOptions(t *testing.T) {
 func TestSettingsFor(t *testing.T) {
 	obj := func(options string) *unstructured.Unstructured {
 		o := &unstructured.Unstructured{}
-		o.SetAnnotations(map[string]string{AnnotationSyncOptions: options})
+		o.SetAnnotations(map[string]string{v1alpha1.AnnotationSyncOptions: options})
 		return o
 	}
 	tests := map[string]struct {

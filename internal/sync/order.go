@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -35,12 +36,12 @@ func orderTasks(tasks []*Task, pruneLast bool) {
 	reversePruneWaves(tasks)
 	last := 0
 	for _, t := range tasks {
-		if t.SyncPhase == PhaseSync && t.Wave > last {
+		if t.SyncPhase == v1alpha1.SyncPhaseSync && t.Wave > last {
 			last = t.Wave
 		}
 	}
 	for _, t := range tasks {
-		if t.Type == TaskPrune && (pruneLast || t.PruneLast) {
+		if t.Type == v1alpha1.TaskPrune && (pruneLast || t.PruneLast) {
 			t.Wave = last + 1
 		}
 	}
@@ -68,7 +69,7 @@ func compareTasks(a, b *Task) int {
 func reversePruneWaves(tasks []*Task) {
 	var waves []int
 	for _, t := range tasks {
-		if t.Type == TaskPrune && !slices.Contains(waves, t.Wave) {
+		if t.Type == v1alpha1.TaskPrune && !slices.Contains(waves, t.Wave) {
 			waves = append(waves, t.Wave)
 		}
 	}
@@ -78,7 +79,7 @@ func reversePruneWaves(tasks []*Task) {
 		mirror[w] = waves[len(waves)-1-i]
 	}
 	for _, t := range tasks {
-		if t.Type == TaskPrune {
+		if t.Type == v1alpha1.TaskPrune {
 			t.Wave = mirror[t.Wave]
 		}
 	}

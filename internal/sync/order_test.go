@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -112,7 +113,7 @@ func TestSyncOrder(t *testing.T) {
 	run.opts.Concurrency = 1
 	run.kinds = []schema.GroupKind{configMapGK}
 	st, exec := run.run(ctx, fixture(t, "sync/order.yaml", ns))
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("sync %s: %s", st.Phase, st.Message)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -18,28 +19,13 @@ import (
 // object of the application.
 var ErrEmptyDesiredState = errors.New("desired state is empty and the sync would prune every object; allowEmpty is off")
 
-// TaskType is what a task does.
-type TaskType string
-
-// The task types.
-const (
-	// TaskApply writes a desired object.
-	TaskApply TaskType = "apply"
-	// TaskPrune deletes a live object that left the desired state.
-	TaskPrune TaskType = "prune"
-	// TaskHook creates a hook and waits for its result.
-	TaskHook TaskType = "hook"
-	// TaskNamespace creates the destination namespace (CreateNamespace).
-	TaskNamespace TaskType = "namespace"
-)
-
 // Task is one step of a plan: one object to apply, prune or run as a hook.
 type Task struct {
 	// ID identifies the task across executions: phase, group, kind,
 	// namespace and name (a hook's generateName when it has no name).
 	ID        string
-	Type      TaskType
-	SyncPhase SyncPhase
+	Type      v1alpha1.TaskType
+	SyncPhase v1alpha1.SyncPhase
 	Wave      int
 	// Object is what to write, with namespace and tracking set; nil for a
 	// prune. A hook with only a generateName gets its name when it runs.
@@ -81,7 +67,7 @@ func (t *Task) name() string {
 	return ref.Name
 }
 
-func taskID(phase SyncPhase, ref kube.Ref, name string) string {
+func taskID(phase v1alpha1.SyncPhase, ref kube.Ref, name string) string {
 	return fmt.Sprintf("%s:%s/%s:%s/%s", phase, ref.GVK.Group, ref.GVK.Kind, ref.Namespace, name)
 }
 
@@ -95,7 +81,7 @@ type Plan struct {
 func (p *Plan) LiveObjects() []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, t := range p.Tasks {
-		if t.Type == TaskApply && t.Live != nil && t.Live.GetResourceVersion() != "" {
+		if t.Type == v1alpha1.TaskApply && t.Live != nil && t.Live.GetResourceVersion() != "" {
 			out = append(out, t.Live)
 		}
 	}
@@ -158,9 +144,9 @@ func objectKey(ref kube.Ref) string {
 func applyTask(obj, live *unstructured.Unstructured, opts Options, tracking kube.Tracking) *Task {
 	ref := kube.RefOf(obj)
 	t := &Task{
-		ID:        taskID(PhaseSync, ref, ref.Name),
-		Type:      TaskApply,
-		SyncPhase: PhaseSync,
+		ID:        taskID(v1alpha1.SyncPhaseSync, ref, ref.Name),
+		Type:      v1alpha1.TaskApply,
+		SyncPhase: v1alpha1.SyncPhaseSync,
 		Wave:      hook.Wave(obj),
 		Object:    obj,
 		Live:      live,
@@ -185,7 +171,7 @@ func hookTasks(obj *unstructured.Unstructured, tracking kube.Tracking, live map[
 		ref := kube.RefOf(o)
 		t := &Task{
 			ID:             taskID(phase, ref, o.GetName()+o.GetGenerateName()),
-			Type:           TaskHook,
+			Type:           v1alpha1.TaskHook,
 			SyncPhase:      phase,
 			Wave:           hook.Wave(o),
 			Object:         o,
@@ -211,13 +197,13 @@ func pruneTasks(live []*unstructured.Unstructured, desired map[string]bool, trac
 		}
 		own := parseObjectOptions(obj)
 		out = append(out, &Task{
-			ID:          "prune:" + taskID(PhaseSync, ref, ref.Name),
-			Type:        TaskPrune,
-			SyncPhase:   PhaseSync,
+			ID:          "prune:" + taskID(v1alpha1.SyncPhaseSync, ref, ref.Name),
+			Type:        v1alpha1.TaskPrune,
+			SyncPhase:   v1alpha1.SyncPhaseSync,
 			Wave:        hook.Wave(obj),
 			Live:        obj,
-			PruneOption: own["Prune"],
-			PruneLast:   opts.Sync.PruneLast || own["PruneLast"] == "true",
+			PruneOption: own.value("Prune"),
+			PruneLast:   opts.Sync.PruneLast || own.is("PruneLast", "true"),
 		})
 	}
 	return out
@@ -239,9 +225,9 @@ func namespaceTask(desired []*unstructured.Unstructured, opts Options) *Task {
 	ns.SetKind("Namespace")
 	ns.SetName(opts.Namespace)
 	return &Task{
-		ID:        taskID(PhasePreSync, kube.RefOf(ns), ns.GetName()),
-		Type:      TaskNamespace,
-		SyncPhase: PhasePreSync,
+		ID:        taskID(v1alpha1.SyncPhasePreSync, kube.RefOf(ns), ns.GetName()),
+		Type:      v1alpha1.TaskNamespace,
+		SyncPhase: v1alpha1.SyncPhasePreSync,
 		Object:    ns,
 		Settings:  applySettings{Mode: kube.ServerSideApply},
 	}

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
@@ -14,14 +15,14 @@ var nsGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 
 // pruneVerdict says what a prune of t does before anything is deleted:
 // skipped (pruning off, or Prune=false) or pruned.
-func (e *Executor) pruneVerdict(t *Task) (ResultCode, string) {
+func (e *Executor) pruneVerdict(t *Task) (v1alpha1.ResultCode, string) {
 	switch {
 	case !e.opts.Prune:
-		return ResultPruneSkipped, "ignored (requires pruning)"
+		return v1alpha1.ResultCodePruneSkipped, "ignored (requires pruning)"
 	case t.PruneOption == "false":
-		return ResultPruneSkipped, "ignored (no prune)"
+		return v1alpha1.ResultCodePruneSkipped, "ignored (no prune)"
 	}
-	return ResultPruned, "pruned"
+	return v1alpha1.ResultCodePruned, "pruned"
 }
 
 // prune deletes the objects of prune tasks idx with the propagation policy
@@ -37,8 +38,8 @@ func (e *Executor) prune(ctx context.Context, st *State, idx []int) error {
 		ts, t := &st.Tasks[i], e.task(st, i)
 		code, message := e.pruneVerdict(t)
 		event := Event{SyncPhase: ts.SyncPhase, Wave: ts.Wave, Task: ts.ID, Message: message}
-		if code == ResultPruneSkipped {
-			ts.Phase, ts.Result, ts.Message = TaskSucceeded, code, message
+		if code == v1alpha1.ResultCodePruneSkipped {
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskSucceeded, code, message
 			e.events.add(ctx, withType(event, EventPruneSkipped))
 			continue
 		}
@@ -47,11 +48,11 @@ func (e *Executor) prune(ctx context.Context, st *State, idx []int) error {
 			if t.Live.GetDeletionTimestamp() == nil {
 				err := e.cluster.Delete(ctx, t.Ref(), kube.DeleteOptions{Propagation: e.opts.Sync.PrunePropagationPolicy})
 				if err != nil {
-					ts.Phase, ts.Result, ts.Message = TaskFailed, ResultSyncFailed, err.Error()
+					ts.Phase, ts.Result, ts.Message = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed, err.Error()
 					return nil //nolint:nilerr // the task's failure is its result; the other prunes go on
 				}
 			}
-			ts.Phase, ts.Result, ts.Message = TaskRunning, ResultPruned, message
+			ts.Phase, ts.Result, ts.Message = v1alpha1.TaskRunning, v1alpha1.ResultCodePruned, message
 			return nil
 		})
 	}

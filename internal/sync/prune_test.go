@@ -7,18 +7,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
 func TestPrune(t *testing.T) {
 	_, ns, ctx, run := setup(t)
 	run.kinds = []schema.GroupKind{configMapGK}
-	if st, _ := run.run(ctx, fixture(t, "sync/prune-first.yaml", ns)); st.Phase != OperationSucceeded {
+	if st, _ := run.run(ctx, fixture(t, "sync/prune-first.yaml", ns)); st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("first sync %s: %s", st.Phase, st.Message)
 	}
 
 	st, exec := run.run(ctx, fixture(t, "sync/prune-second.yaml", ns))
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("second sync %s: %s", st.Phase, st.Message)
 	}
 	var got []string
@@ -51,7 +52,7 @@ func TestPrune(t *testing.T) {
 		t.Errorf("live ConfigMaps after the refused plan (-want +got):\n%s", diff)
 	}
 	run.opts.AllowEmpty = true
-	if st, _ := run.run(ctx, nil); st.Phase != OperationSucceeded {
+	if st, _ := run.run(ctx, nil); st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("empty sync %s: %s", st.Phase, st.Message)
 	}
 	waitFor(t, func() bool { return cmp.Equal([]string{"keep"}, liveNames(t, run)) })
@@ -76,7 +77,7 @@ func liveNames(t *testing.T, run *syncRun) []string {
 func TestPruneConfirm(t *testing.T) {
 	_, ns, ctx, run := setup(t)
 	run.kinds = []schema.GroupKind{configMapGK}
-	if st, _ := run.run(ctx, fixture(t, "sync/confirm.yaml", ns)); st.Phase != OperationSucceeded {
+	if st, _ := run.run(ctx, fixture(t, "sync/confirm.yaml", ns)); st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("first sync %s: %s", st.Phase, st.Message)
 	}
 	desired := fixture(t, "sync/prune-second.yaml", ns)
@@ -88,14 +89,14 @@ func TestPruneConfirm(t *testing.T) {
 	if _, err := run.execute(ctx, plan, st); !errors.Is(err, ErrAwaitingPruneConfirmation) {
 		t.Fatalf("Run() = %v, want ErrAwaitingPruneConfirmation", err)
 	}
-	if st.Phase != OperationRunning || st.Message != "waiting for pruning confirmation of v1/ConfigMap/precious" {
+	if st.Phase != v1alpha1.OperationRunning || st.Message != "waiting for pruning confirmation of v1/ConfigMap/precious" {
 		t.Errorf("state %s: %q", st.Phase, st.Message)
 	}
 	if diff := cmp.Diff([]string{"precious"}, liveNames(t, run)); diff != "" {
 		t.Errorf("live ConfigMaps before the confirmation (-want +got):\n%s", diff)
 	}
 	run.opts.PruneConfirmed = true
-	if _, err := run.execute(ctx, plan, st); err != nil || st.Phase != OperationSucceeded {
+	if _, err := run.execute(ctx, plan, st); err != nil || st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("confirmed sync: %v %s: %s", err, st.Phase, st.Message)
 	}
 	waitFor(t, func() bool { return cmp.Equal([]string{"x"}, liveNames(t, run)) })

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -32,7 +33,7 @@ func TestSyncRequests(t *testing.T) {
 		argoParity      bool
 		invalid         bool
 		want            map[string]int
-		wantPhase       OperationPhase
+		wantPhase       v1alpha1.OperationPhase
 	}{
 		"one new object": {
 			objects: 1, want: map[string]int{"create configmaps": 1},
@@ -55,7 +56,7 @@ func TestSyncRequests(t *testing.T) {
 			want: map[string]int{"create namespaces": 1, "create configmaps": 1},
 		},
 		"a lone creation that fails": {
-			objects: 1, invalid: true, wantPhase: OperationFailed,
+			objects: 1, invalid: true, wantPhase: v1alpha1.OperationFailed,
 			want: map[string]int{"create configmaps": 1},
 		},
 	}
@@ -96,7 +97,7 @@ func TestSyncRequests(t *testing.T) {
 			}
 			wantPhase := tc.wantPhase
 			if wantPhase == "" {
-				wantPhase = OperationSucceeded
+				wantPhase = v1alpha1.OperationSucceeded
 			}
 			if st.Phase != wantPhase {
 				t.Errorf("sync ended %s (%s), want %s", st.Phase, st.Message, wantPhase)

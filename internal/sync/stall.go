@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // DefaultStallTimeout is how long a wait may make no progress before it is
@@ -193,7 +195,7 @@ func provisionerPhrase(ps []NodeProvisioner, errText string) string {
 
 // stepName names the step a state works on: "wave 0", "PreSync wave 1".
 func stepName(st *State) string {
-	if st.SyncPhase == "" || st.SyncPhase == PhaseSync {
+	if st.SyncPhase == "" || st.SyncPhase == v1alpha1.SyncPhaseSync {
 		return fmt.Sprintf("wave %d", st.Wave)
 	}
 	return fmt.Sprintf("%s wave %d", st.SyncPhase, st.Wave)
@@ -288,7 +290,7 @@ func (w *waiter) examineStall(ctx context.Context) {
 func (w *waiter) blocked(ctx context.Context) []blockedObject {
 	var out []blockedObject
 	for _, tg := range w.targets {
-		if tg.kind != targetHealth || w.st.Tasks[tg.index].Phase.terminal() {
+		if tg.kind != targetHealth || w.st.Tasks[tg.index].Phase.Terminal() {
 			continue
 		}
 		obj := w.objs[objectKey(tg.ref)]

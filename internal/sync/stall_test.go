@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // stallFixture is one case of testdata/stall: what a stalled wait sees and
@@ -73,10 +75,10 @@ func TestStepName(t *testing.T) {
 		st   State
 		want string
 	}{
-		"sync phase":      {st: State{SyncPhase: PhaseSync, Wave: 3}, want: "wave 3"},
+		"sync phase":      {st: State{SyncPhase: v1alpha1.SyncPhaseSync, Wave: 3}, want: "wave 3"},
 		"no phase yet":    {st: State{}, want: "wave 0"},
-		"hook phase":      {st: State{SyncPhase: PhasePreSync, Wave: -1}, want: "PreSync wave -1"},
-		"post-sync phase": {st: State{SyncPhase: PhasePostSync, Wave: 2}, want: "PostSync wave 2"},
+		"hook phase":      {st: State{SyncPhase: v1alpha1.SyncPhasePreSync, Wave: -1}, want: "PreSync wave -1"},
+		"post-sync phase": {st: State{SyncPhase: v1alpha1.SyncPhasePostSync, Wave: 2}, want: "PostSync wave 2"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := stepName(&tc.st); got != tc.want {

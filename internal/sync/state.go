@@ -3,86 +3,26 @@ package sync
 import (
 	"slices"
 	"time"
-)
 
-// OperationPhase is the phase of a whole sync operation.
-type OperationPhase string
-
-// The operation phases, as Argo CD names them.
-const (
-	OperationRunning     OperationPhase = "Running"
-	OperationTerminating OperationPhase = "Terminating"
-	OperationFailed      OperationPhase = "Failed"
-	OperationSucceeded   OperationPhase = "Succeeded"
-)
-
-// Completed reports whether the operation has ended.
-func (p OperationPhase) Completed() bool {
-	return p == OperationFailed || p == OperationSucceeded
-}
-
-// TaskPhase is how far one task has come.
-type TaskPhase string
-
-// The task phases.
-const (
-	// TaskPending: nothing done yet.
-	TaskPending TaskPhase = "pending"
-	// TaskDryRunOK: the dry run passed (or was skipped with a reason).
-	TaskDryRunOK TaskPhase = "dry-run-ok"
-	// TaskSkipped: left out (already in sync with ApplyOutOfSyncOnly, or no
-	// longer in the desired state on resume).
-	TaskSkipped TaskPhase = "skipped"
-	// TaskApplied: the object was written; its health is awaited.
-	TaskApplied TaskPhase = "applied"
-	// TaskRunning: a hook was created and has not completed, or a pruned
-	// object is being deleted.
-	TaskRunning TaskPhase = "running"
-	// TaskSucceeded: healthy, hook succeeded, or prune skipped.
-	TaskSucceeded TaskPhase = "succeeded"
-	// TaskFailed: the task failed; Message says why.
-	TaskFailed TaskPhase = "failed"
-	// TaskPruned: the object was deleted and is gone.
-	TaskPruned TaskPhase = "pruned"
-)
-
-// terminal reports whether nothing more happens to a task in this phase.
-func (p TaskPhase) terminal() bool {
-	switch p {
-	case TaskSkipped, TaskSucceeded, TaskFailed, TaskPruned:
-		return true
-	default: // pending, dry-run, applied and running tasks go on
-	}
-	return false
-}
-
-// ResultCode is the result of one object, as Argo CD names it.
-type ResultCode string
-
-// The result codes.
-const (
-	ResultSynced       ResultCode = "Synced"
-	ResultSyncFailed   ResultCode = "SyncFailed"
-	ResultPruned       ResultCode = "Pruned"
-	ResultPruneSkipped ResultCode = "PruneSkipped"
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // TaskState is the saved state of one task.
 type TaskState struct {
-	ID        string    `json:"id"`
-	Type      TaskType  `json:"type"`
-	SyncPhase SyncPhase `json:"syncPhase"`
-	Wave      int       `json:"wave"`
-	Group     string    `json:"group,omitempty"`
-	Version   string    `json:"version"`
-	Kind      string    `json:"kind"`
-	Namespace string    `json:"namespace,omitempty"`
+	ID        string             `json:"id"`
+	Type      v1alpha1.TaskType  `json:"type"`
+	SyncPhase v1alpha1.SyncPhase `json:"syncPhase"`
+	Wave      int                `json:"wave"`
+	Group     string             `json:"group,omitempty"`
+	Version   string             `json:"version"`
+	Kind      string             `json:"kind"`
+	Namespace string             `json:"namespace,omitempty"`
 	// Name is the object's name; for a hook with a generateName, the name
 	// generated once when the sync started.
-	Name    string     `json:"name"`
-	Phase   TaskPhase  `json:"phase"`
-	Result  ResultCode `json:"result,omitempty"`
-	Message string     `json:"message,omitempty"`
+	Name    string              `json:"name"`
+	Phase   v1alpha1.TaskPhase  `json:"phase"`
+	Result  v1alpha1.ResultCode `json:"result,omitempty"`
+	Message string              `json:"message,omitempty"`
 	// DryRunAtWave marks a custom resource whose CRD this sync applies in
 	// an earlier step: its dry run waits for its own step.
 	DryRunAtWave bool `json:"dryRunAtWave,omitempty"`
@@ -98,14 +38,14 @@ type TaskState struct {
 // without running a finished hook again or skipping one. It encodes to JSON.
 type State struct {
 	// ID identifies this sync; hooks it creates carry it.
-	ID         string         `json:"id"`
-	Phase      OperationPhase `json:"phase"`
-	Message    string         `json:"message,omitempty"`
-	StartedAt  time.Time      `json:"startedAt"`
-	FinishedAt *time.Time     `json:"finishedAt,omitempty"`
-	// SyncPhase and Wave are the step being worked on.
-	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
-	Wave      int       `json:"wave"`
+	ID         string                  `json:"id"`
+	Phase      v1alpha1.OperationPhase `json:"phase"`
+	Message    string                  `json:"message,omitempty"`
+	StartedAt  time.Time               `json:"startedAt"`
+	FinishedAt *time.Time              `json:"finishedAt,omitempty"`
+	// v1alpha1.SyncPhase and Wave are the step being worked on.
+	SyncPhase v1alpha1.SyncPhase `json:"syncPhase,omitempty"`
+	Wave      int                `json:"wave"`
 	// DryRunDone is set once every task passed its dry run.
 	DryRunDone bool `json:"dryRunDone,omitempty"`
 	// Failure is set when the sync failed; SyncFail hooks then run.
@@ -122,13 +62,13 @@ func (s *State) stamp(now time.Time) {
 	now = now.UTC().Truncate(time.Millisecond)
 	for i := range s.Tasks {
 		t := &s.Tasks[i]
-		if t.Phase == TaskSkipped {
+		if t.Phase == v1alpha1.TaskSkipped {
 			continue
 		}
 		if t.StartedAt.IsZero() && started(t.Phase) {
 			t.StartedAt = now
 		}
-		if t.FinishedAt.IsZero() && t.Phase.terminal() {
+		if t.FinishedAt.IsZero() && t.Phase.Terminal() {
 			t.FinishedAt = now
 		}
 	}
@@ -148,16 +88,16 @@ func (s *State) DeepCopy() *State {
 // ResourceResult is the result of one object, modeled on Argo CD's
 // ResourceResult.
 type ResourceResult struct {
-	Group     string         `json:"group"`
-	Version   string         `json:"version"`
-	Kind      string         `json:"kind"`
-	Namespace string         `json:"namespace"`
-	Name      string         `json:"name"`
-	Status    ResultCode     `json:"status,omitempty"`
-	Message   string         `json:"message,omitempty"`
-	HookType  string         `json:"hookType,omitempty"`
-	HookPhase OperationPhase `json:"hookPhase,omitempty"`
-	SyncPhase SyncPhase      `json:"syncPhase,omitempty"`
+	Group     string                  `json:"group"`
+	Version   string                  `json:"version"`
+	Kind      string                  `json:"kind"`
+	Namespace string                  `json:"namespace"`
+	Name      string                  `json:"name"`
+	Status    v1alpha1.ResultCode     `json:"status,omitempty"`
+	Message   string                  `json:"message,omitempty"`
+	HookType  string                  `json:"hookType,omitempty"`
+	HookPhase v1alpha1.OperationPhase `json:"hookPhase,omitempty"`
+	SyncPhase v1alpha1.SyncPhase      `json:"syncPhase,omitempty"`
 	// StartedAt and FinishedAt are the task's (TaskState).
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
@@ -165,9 +105,9 @@ type ResourceResult struct {
 
 // Result is the outcome of a sync so far.
 type Result struct {
-	Phase     OperationPhase   `json:"phase"`
-	Message   string           `json:"message,omitempty"`
-	Resources []ResourceResult `json:"resources,omitempty"`
+	Phase     v1alpha1.OperationPhase `json:"phase"`
+	Message   string                  `json:"message,omitempty"`
+	Resources []ResourceResult        `json:"resources,omitempty"`
 }
 
 // Result returns the per-object results of the tasks that did something,
@@ -175,7 +115,7 @@ type Result struct {
 func (s *State) Result() Result {
 	out := Result{Phase: s.Phase, Message: s.Message}
 	for _, t := range s.Tasks {
-		if t.Phase == TaskSkipped || (t.Result == "" && !t.Phase.terminal() && t.Phase != TaskRunning) {
+		if t.Phase == v1alpha1.TaskSkipped || (t.Result == "" && !t.Phase.Terminal() && t.Phase != v1alpha1.TaskRunning) {
 			continue
 		}
 		r := ResourceResult{
@@ -183,7 +123,7 @@ func (s *State) Result() Result {
 			Status: t.Result, Message: t.Message, SyncPhase: t.SyncPhase, HookPhase: hookPhase(t.Phase),
 			StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
 		}
-		if t.Type == TaskHook {
+		if t.Type == v1alpha1.TaskHook {
 			r.HookType = string(t.SyncPhase)
 		}
 		out.Resources = append(out.Resources, r)
@@ -191,14 +131,14 @@ func (s *State) Result() Result {
 	return out
 }
 
-func hookPhase(p TaskPhase) OperationPhase {
+func hookPhase(p v1alpha1.TaskPhase) v1alpha1.OperationPhase {
 	switch p {
-	case TaskApplied, TaskRunning:
-		return OperationRunning
-	case TaskFailed:
-		return OperationFailed
-	case TaskSucceeded, TaskPruned:
-		return OperationSucceeded
+	case v1alpha1.TaskApplied, v1alpha1.TaskRunning:
+		return v1alpha1.OperationRunning
+	case v1alpha1.TaskFailed:
+		return v1alpha1.OperationFailed
+	case v1alpha1.TaskSucceeded, v1alpha1.TaskPruned:
+		return v1alpha1.OperationSucceeded
 	default: // no hook phase yet
 	}
 	return ""

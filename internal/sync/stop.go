@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // ErrStopped is Run's error when the sync stopped at a safe point because
@@ -30,7 +32,7 @@ func safeToStop(st *State) bool {
 		return false
 	}
 	return !slices.ContainsFunc(st.Tasks, func(t TaskState) bool {
-		return t.Type == TaskHook && t.Phase == TaskRunning
+		return t.Type == v1alpha1.TaskHook && t.Phase == v1alpha1.TaskRunning
 	})
 }
 
@@ -55,7 +57,7 @@ func (e *Executor) stop(ctx context.Context, st *State) error {
 		message = fmt.Sprintf("%s while in %s wave %d, %s", message, st.SyncPhase, st.Wave, st.Message)
 	}
 	now := time.Now().UTC()
-	st.Phase, st.Message, st.FinishedAt, st.Stalled = OperationFailed, message, &now, ""
+	st.Phase, st.Message, st.FinishedAt, st.Stalled = v1alpha1.OperationFailed, message, &now, ""
 	e.events.add(ctx, Event{Type: EventFailed, Message: message})
 	return ErrStopped
 }
@@ -85,13 +87,13 @@ func (e *Executor) deadlineTimer() (<-chan time.Time, func()) {
 func (e *Executor) timeout(ctx context.Context, st *State) error {
 	for i := range st.Tasks {
 		ts := &st.Tasks[i]
-		if ts.Type != TaskHook || ts.Phase != TaskRunning {
+		if ts.Type != v1alpha1.TaskHook || ts.Phase != v1alpha1.TaskRunning {
 			continue
 		}
 		if err := e.cluster.RemoveFinalizer(ctx, taskRef(*ts), FinalizerHook); err != nil {
 			ts.Message = strings.TrimSpace(ts.Message + "; failed to remove hook finalizer: " + err.Error())
 		}
-		ts.Phase, ts.Result = TaskFailed, ResultSyncFailed
+		ts.Phase, ts.Result = v1alpha1.TaskFailed, v1alpha1.ResultCodeSyncFailed
 		ts.Message = strings.TrimSpace(ts.Message + "; " + e.opts.DeadlineReason)
 	}
 	message := e.opts.DeadlineReason
@@ -102,7 +104,7 @@ func (e *Executor) timeout(ctx context.Context, st *State) error {
 		message += " while in " + string(st.SyncPhase) + " wave " + strconv.Itoa(st.Wave) + ", " + st.Message
 	}
 	now := time.Now().UTC()
-	st.Phase, st.Message, st.FinishedAt, st.Stalled = OperationFailed, message, &now, ""
+	st.Phase, st.Message, st.FinishedAt, st.Stalled = v1alpha1.OperationFailed, message, &now, ""
 	e.events.add(ctx, Event{Type: EventFailed, Message: message})
 	return nil
 }

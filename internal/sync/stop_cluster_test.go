@@ -9,6 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // stopOn returns a Stop channel closed at the first event matching.
@@ -34,7 +36,7 @@ func TestStopWhileWaitingOnAWave(t *testing.T) {
 		t.Fatalf("Run = %v, want ErrStopped; state %s: %s", err, st.Phase, st.Message)
 	}
 	want := "stopped: superseded by a new revision while in Sync wave 0, waiting for Deployment " + ns + "/stuck"
-	if st.Phase != OperationFailed || !strings.HasPrefix(st.Message, want) {
+	if st.Phase != v1alpha1.OperationFailed || !strings.HasPrefix(st.Message, want) {
 		t.Errorf("state %s: %q, want Failed: %q...", st.Phase, st.Message, want)
 	}
 	if _, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "after", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -53,11 +55,11 @@ func TestStopWaitsForARunningHook(t *testing.T) {
 	}
 	var hook *TaskState
 	for i := range st.Tasks {
-		if st.Tasks[i].Type == TaskHook {
+		if st.Tasks[i].Type == v1alpha1.TaskHook {
 			hook = &st.Tasks[i]
 		}
 	}
-	if hook == nil || hook.Phase != TaskSucceeded {
+	if hook == nil || hook.Phase != v1alpha1.TaskSucceeded {
 		t.Fatalf("the hook's task: %+v; want it succeeded before the stop", hook)
 	}
 	jobs, err := env.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
@@ -81,7 +83,7 @@ func TestDeadlineFailsWithTheWaitExplanation(t *testing.T) {
 	run.opts.DeadlineReason = "sync timeout 2s reached"
 	st, _ := run.run(ctx, fixture(t, "sync/unschedulable.yaml", ns))
 	want := "sync timeout 2s reached while in Sync wave 0, waiting for Deployment " + ns + "/stuck: 0/1 ready; pod stuck-"
-	if st.Phase != OperationFailed || !strings.HasPrefix(st.Message, want) || !strings.Contains(st.Message, "didn't match Pod's node affinity/selector") {
+	if st.Phase != v1alpha1.OperationFailed || !strings.HasPrefix(st.Message, want) || !strings.Contains(st.Message, "didn't match Pod's node affinity/selector") {
 		t.Errorf("state %s: %q, want Failed: %q... and the scheduler's reason", st.Phase, st.Message, want)
 	}
 	if late := time.Since(run.opts.Deadline); late > 5*time.Second {

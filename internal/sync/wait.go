@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 )
@@ -103,11 +104,11 @@ func (e *Executor) wait(ctx context.Context, st *State, idx []int, all bool, sto
 		ts := st.Tasks[i]
 		tg := target{index: i, ref: taskRef(ts)}
 		switch {
-		case ts.Phase == TaskApplied:
+		case ts.Phase == v1alpha1.TaskApplied:
 			tg.kind = targetHealth
-		case ts.Phase == TaskRunning && ts.Type == TaskHook:
+		case ts.Phase == v1alpha1.TaskRunning && ts.Type == v1alpha1.TaskHook:
 			tg.kind = targetHook
-		case ts.Phase == TaskRunning && ts.Type == TaskPrune:
+		case ts.Phase == v1alpha1.TaskRunning && ts.Type == v1alpha1.TaskPrune:
 			tg.kind = targetPrune
 		default:
 			continue
@@ -340,8 +341,8 @@ func (w *waiter) evaluate(ctx context.Context, all bool) bool {
 			continue
 		}
 		ts := &w.st.Tasks[tg.index]
-		if ts.Phase.terminal() {
-			failed = failed || ts.Phase == TaskFailed
+		if ts.Phase.Terminal() {
+			failed = failed || ts.Phase == v1alpha1.TaskFailed
 			continue
 		}
 		phase, message := w.status(tg)
@@ -349,9 +350,9 @@ func (w *waiter) evaluate(ctx context.Context, all bool) bool {
 			ts.Message = message
 		}
 		switch phase {
-		case TaskSucceeded, TaskPruned, TaskFailed:
+		case v1alpha1.TaskSucceeded, v1alpha1.TaskPruned, v1alpha1.TaskFailed:
 			w.decide(ctx, tg, phase)
-			failed = failed || phase == TaskFailed
+			failed = failed || phase == v1alpha1.TaskFailed
 		default:
 			done = false
 			waiting = append(waiting, message)
@@ -366,12 +367,12 @@ func (w *waiter) evaluate(ctx context.Context, all bool) bool {
 
 // decide records a target's final phase; a hook is released from the hook
 // finalizer now that its result is read.
-func (w *waiter) decide(ctx context.Context, tg target, phase TaskPhase) {
+func (w *waiter) decide(ctx context.Context, tg target, phase v1alpha1.TaskPhase) {
 	ts := &w.st.Tasks[tg.index]
 	ts.Phase = phase
 	w.st.stamp(time.Now()) // the moment the deciding event arrived, not the step's end
 	typ := EventTaskDone
-	if phase == TaskFailed {
+	if phase == v1alpha1.TaskFailed {
 		typ = EventTaskFailed
 	}
 	if tg.kind == targetHook {
@@ -406,26 +407,26 @@ func (w *waiter) report(ctx context.Context, waiting []string) {
 
 // status decides one target from its live object: the phase it reached
 // (running while undecided) and a message.
-func (w *waiter) status(tg target) (TaskPhase, string) {
+func (w *waiter) status(tg target) (v1alpha1.TaskPhase, string) {
 	key := objectKey(tg.ref)
 	switch {
 	case w.gone[key] && tg.kind == targetPrune:
-		return TaskPruned, ""
+		return v1alpha1.TaskPruned, ""
 	case w.gone[key]:
-		return TaskFailed, tg.ref.String() + " is missing, it might have been deleted"
+		return v1alpha1.TaskFailed, tg.ref.String() + " is missing, it might have been deleted"
 	case tg.kind == targetPrune:
-		return TaskRunning, "deletion of " + tg.ref.String()
+		return v1alpha1.TaskRunning, "deletion of " + tg.ref.String()
 	}
 	obj := w.objs[key]
 	if obj == nil {
-		return TaskRunning, tg.ref.String() + ": no state observed yet"
+		return v1alpha1.TaskRunning, tg.ref.String() + ": no state observed yet"
 	}
 	h := w.e.health.AssessWith(obj, w.endpoints())
 	switch {
 	case h.Status == "" || h.Status == health.Healthy:
-		return TaskSucceeded, h.Message
+		return v1alpha1.TaskSucceeded, h.Message
 	case h.Status == health.Degraded || (tg.kind == targetHook && h.Status == health.Unknown):
-		return TaskFailed, h.Message
+		return v1alpha1.TaskFailed, h.Message
 	}
-	return TaskRunning, w.explain(tg.ref, obj, h)
+	return v1alpha1.TaskRunning, w.explain(tg.ref, obj, h)
 }

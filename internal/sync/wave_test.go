@@ -10,12 +10,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 func TestWaveWaitsUntilPreviousIsHealthy(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	st, exec := run.run(ctx, fixture(t, "sync/gated.yaml", ns))
-	if st.Phase != OperationSucceeded {
+	if st.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("sync %s: %s", st.Phase, st.Message)
 	}
 	events := exec.Events()
@@ -63,16 +65,16 @@ func checkTaskTimes(t *testing.T, st *State, wave0Healthy time.Time) {
 	t.Helper()
 	var wave0End, wave1Start time.Time
 	for _, task := range st.Tasks {
-		if task.Phase == TaskSkipped {
+		if task.Phase == v1alpha1.TaskSkipped {
 			continue
 		}
 		if task.StartedAt.IsZero() || task.FinishedAt.IsZero() || task.FinishedAt.Before(task.StartedAt) {
 			t.Errorf("task %s %s/%s: started %v, finished %v", task.ID, task.Kind, task.Name, task.StartedAt, task.FinishedAt)
 		}
 		switch {
-		case task.Type == TaskApply && task.Wave == 0 && task.FinishedAt.After(wave0End):
+		case task.Type == v1alpha1.TaskApply && task.Wave == 0 && task.FinishedAt.After(wave0End):
 			wave0End = task.FinishedAt
-		case task.Type == TaskApply && task.Wave == 1 && (wave1Start.IsZero() || task.StartedAt.Before(wave1Start)):
+		case task.Type == v1alpha1.TaskApply && task.Wave == 1 && (wave1Start.IsZero() || task.StartedAt.Before(wave1Start)):
 			wave1Start = task.StartedAt
 		}
 	}
@@ -92,7 +94,7 @@ func checkTaskTimes(t *testing.T, st *State, wave0Healthy time.Time) {
 func TestDegradedWaveFailsAndRunsSyncFailHooks(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	st, _ := run.run(ctx, fixture(t, "sync/degraded.yaml", ns))
-	if st.Phase != OperationFailed || !strings.Contains(st.Message, "one or more synchronization tasks completed unsuccessfully") {
+	if st.Phase != v1alpha1.OperationFailed || !strings.Contains(st.Message, "one or more synchronization tasks completed unsuccessfully") {
 		t.Fatalf("sync %s: %q, want Failed with unsuccessful tasks", st.Phase, st.Message)
 	}
 	if _, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "never", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -109,10 +111,10 @@ func TestDegradedWaveFailsAndRunsSyncFailHooks(t *testing.T) {
 	for _, r := range st.Result().Resources {
 		results[r.Kind+"/"+r.Name] = r
 	}
-	if r := results["Job/fails"]; r.HookPhase != OperationFailed {
+	if r := results["Job/fails"]; r.HookPhase != v1alpha1.OperationFailed {
 		t.Errorf("Job result = %+v, want Failed", r)
 	}
-	if r := results["ConfigMap/on-fail"]; r.HookType != "SyncFail" || r.HookPhase != OperationSucceeded {
+	if r := results["ConfigMap/on-fail"]; r.HookType != "SyncFail" || r.HookPhase != v1alpha1.OperationSucceeded {
 		t.Errorf("SyncFail hook result = %+v, want a succeeded SyncFail hook", r)
 	}
 }
@@ -136,7 +138,7 @@ func TestWaitExplainsUnschedulablePods(t *testing.T) {
 	if !strings.HasPrefix(message, want) || !strings.Contains(message, " Pending: 0/2 nodes are available: ") {
 		t.Errorf("wait message = %q, want %q... Pending: 0/2 nodes are available: ...", message, want)
 	}
-	if st.Phase != OperationRunning {
+	if st.Phase != v1alpha1.OperationRunning {
 		t.Errorf("state phase = %s, want Running (resumable)", st.Phase)
 	}
 }

@@ -9,20 +9,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 )
 
-// Annotations and options that keep an object when its app is deleted.
-const (
-	// AnnotationSyncOptions holds an object's own sync options; Delete=false
-	// keeps it.
-	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
-	// AnnotationHelmResourcePolicy set to keep keeps an object, as Helm
-	// keeps it on uninstall.
-	AnnotationHelmResourcePolicy = "helm.sh/resource-policy"
-)
+// AnnotationHelmResourcePolicy set to keep keeps an object when its app
+// is deleted, as Helm keeps it on uninstall; so does the sync option
+// Delete=false (v1alpha1.AnnotationSyncOptions).
+const AnnotationHelmResourcePolicy = "helm.sh/resource-policy"
 
 // Options say whose objects a plan deletes and how.
 type Options struct {
@@ -90,9 +86,9 @@ func keepReason(o *unstructured.Unstructured, opts Options) string {
 	case opts.ArgoParity && kube.IsCRD(o):
 		return "CustomResourceDefinitions are never deleted with an app (Argo CD)"
 	}
-	value, set := optionValue(o.GetAnnotations()[AnnotationSyncOptions], "Delete")
+	value, set := v1alpha1.ObjectSyncOptions(o.GetAnnotations()).Option("Delete")
 	if !set {
-		value, set = optionValue(strings.Join(opts.SyncOptions, ","), "Delete")
+		value, set = v1alpha1.SyncOptions(opts.SyncOptions).Option("Delete")
 	}
 	if set && value == "false" {
 		return "sync option Delete=false"
@@ -103,18 +99,6 @@ func keepReason(o *unstructured.Unstructured, opts Options) string {
 // hasOption reports whether a comma-separated annotation value lists want.
 func hasOption(value, want string) bool {
 	return slices.Contains(hook.CSV(value), want)
-}
-
-// optionValue returns the value of key in a comma-separated list of
-// key=value options, and whether it is there.
-func optionValue(list, key string) (string, bool) {
-	for _, item := range hook.CSV(list) {
-		k, v, ok := strings.Cut(item, "=")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
 }
 
 // argoSteps is Argo CD's order: one step per wave, the highest first.

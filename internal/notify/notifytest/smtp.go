@@ -108,68 +108,91 @@ func (s *SMTPServer) accept() {
 
 // session speaks SMTP on one connection.
 func (s *SMTPServer) session(c net.Conn) {
-	r, w := bufio.NewReader(c), bufio.NewWriter(c)
-	say := func(lines ...string) {
-		for _, l := range lines {
-			_, _ = w.WriteString(l + "\r\n") // a failed write shows in the Flush below
-		}
-		w.Flush()
-	}
-	say("220 127.0.0.1 ESMTP notifytest")
-	var m Mail
+	sc := &smtpConn{srv: s, c: c, r: bufio.NewReader(c), w: bufio.NewWriter(c)}
+	sc.say("220 127.0.0.1 ESMTP notifytest")
 	for {
-		line, err := r.ReadString('\n')
+		line, err := sc.r.ReadString('\n')
 		if err != nil {
 			return
 		}
-		line = strings.TrimRight(line, "\r\n")
-		verb, arg, _ := strings.Cut(line, " ")
-		switch strings.ToUpper(verb) {
-		case "EHLO", "HELO":
-			if m.TLS {
-				say("250-127.0.0.1", "250 AUTH PLAIN")
-			} else {
-				say("250-127.0.0.1", "250 STARTTLS")
-			}
-		case "STARTTLS":
-			say("220 ready to start TLS")
-			tc := tls.Server(c, s.tls)
-			if tc.Handshake() != nil {
-				return
-			}
-			c, r, w = tc, bufio.NewReader(tc), bufio.NewWriter(tc)
-			m = Mail{TLS: true}
-		case "AUTH":
-			if !m.TLS || !plainAuth(arg, &m) {
-				say("535 authentication failed")
-				continue
-			}
-			say("235 authenticated")
-		case "MAIL":
-			m.From = strings.Trim(strings.TrimPrefix(strings.ToUpper(arg[:5])+arg[5:], "FROM:"), "<>")
-			say("250 ok")
-		case "RCPT":
-			m.To = append(m.To, strings.Trim(arg[len("TO:"):], "<>"))
-			say("250 ok")
-		case "DATA":
-			say("354 go ahead")
-			data, err := readData(r)
-			if err != nil {
-				return
-			}
-			m.Data = data
-			s.mu.Lock()
-			s.mails = append(s.mails, m)
-			s.mu.Unlock()
-			m = Mail{TLS: m.TLS, User: m.User, Password: m.Password}
-			say("250 queued")
-		case "QUIT":
-			say("221 bye")
+		verb, arg, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " ")
+		if !sc.handle(strings.ToUpper(verb), arg) {
 			return
-		default:
-			say("250 ok")
 		}
 	}
+}
+
+// smtpConn is one client's session: its connection (TLS once started)
+// and the mail it sends.
+type smtpConn struct {
+	srv *SMTPServer
+	c   net.Conn
+	r   *bufio.Reader
+	w   *bufio.Writer
+	m   Mail
+}
+
+func (sc *smtpConn) say(lines ...string) {
+	for _, l := range lines {
+		_, _ = sc.w.WriteString(l + "\r\n") // a failed write shows in the Flush below
+	}
+	sc.w.Flush()
+}
+
+// handle answers one command; false ends the session.
+func (sc *smtpConn) handle(verb, arg string) bool {
+	switch verb {
+	case "EHLO", "HELO":
+		if sc.m.TLS {
+			sc.say("250-127.0.0.1", "250 AUTH PLAIN")
+		} else {
+			sc.say("250-127.0.0.1", "250 STARTTLS")
+		}
+	case "STARTTLS":
+		sc.say("220 ready to start TLS")
+		tc := tls.Server(sc.c, sc.srv.tls)
+		if tc.Handshake() != nil {
+			return false
+		}
+		sc.c, sc.r, sc.w = tc, bufio.NewReader(tc), bufio.NewWriter(tc)
+		sc.m = Mail{TLS: true}
+	case "AUTH":
+		if !sc.m.TLS || !plainAuth(arg, &sc.m) {
+			sc.say("535 authentication failed")
+			return true
+		}
+		sc.say("235 authenticated")
+	case "MAIL":
+		sc.m.From = strings.Trim(strings.TrimPrefix(strings.ToUpper(arg[:5])+arg[5:], "FROM:"), "<>")
+		sc.say("250 ok")
+	case "RCPT":
+		sc.m.To = append(sc.m.To, strings.Trim(arg[len("TO:"):], "<>"))
+		sc.say("250 ok")
+	case "DATA":
+		return sc.data()
+	case "QUIT":
+		sc.say("221 bye")
+		return false
+	default:
+		sc.say("250 ok")
+	}
+	return true
+}
+
+// data reads a message and queues it.
+func (sc *smtpConn) data() bool {
+	sc.say("354 go ahead")
+	data, err := readData(sc.r)
+	if err != nil {
+		return false
+	}
+	sc.m.Data = data
+	sc.srv.mu.Lock()
+	sc.srv.mails = append(sc.srv.mails, sc.m)
+	sc.srv.mu.Unlock()
+	sc.m = Mail{TLS: sc.m.TLS, User: sc.m.User, Password: sc.m.Password}
+	sc.say("250 queued")
+	return true
 }
 
 // plainAuth reads AUTH PLAIN's credentials into m.
