@@ -98,9 +98,9 @@ chromium:
 test-main: ## tests of the main module (each package with a cluster starts its own)
 	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(MAIN_GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# The controller hands apps between reconciles, sync runners and their
+# The controller hands apps between reconciles, sync runners (internal/operation) and their
 # writes: its tests run again under the race detector.
-RACE_PACKAGES ?= ./internal/controller/ ./internal/appstatus/
+RACE_PACKAGES ?= ./internal/controller/ ./internal/operation/ ./internal/appstatus/
 
 test-race: ## the controller's tests under the race detector
 	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster CGO_ENABLED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES)

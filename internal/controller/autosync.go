@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -84,41 +83,3 @@ func conditionMessage(app *v1alpha1.Application, typ string) string {
 	}
 	return ""
 }
-
-// backoff is a retry backoff.
-type backoff struct {
-	base, max time.Duration
-	factor    int64
-}
-
-func (b backoff) delay(attempt int64) time.Duration {
-	d := b.base
-	for i := int64(0); i < attempt && d < b.max; i++ {
-		d *= time.Duration(b.factor)
-	}
-	return min(d, b.max)
-}
-
-// retryPolicy returns the retry limit (-1 unlimited) and backoff; automated
-// syncs retry 5 times when no limit is set, as Argo CD does.
-func retryPolicy(rs v1alpha1.RetryStrategy, app *v1alpha1.Application) (int64, backoff) {
-	b := backoff{base: 5 * time.Second, max: 3 * time.Minute, factor: 2}
-	if rs.Backoff != nil {
-		if d, err := parseDuration(rs.Backoff.Duration); err == nil && rs.Backoff.Duration != "" {
-			b.base = d
-		}
-		if d, err := parseDuration(rs.Backoff.MaxDuration); err == nil && rs.Backoff.MaxDuration != "" {
-			b.max = d
-		}
-		if rs.Backoff.Factor != nil && *rs.Backoff.Factor > 0 {
-			b.factor = *rs.Backoff.Factor
-		}
-	}
-	limit := rs.Limit
-	if limit == 0 && isAutomatedOp(app) && app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry == nil {
-		limit = 5
-	}
-	return limit, b
-}
-
-func equalOperation(a, b v1alpha1.Operation) bool { return reflect.DeepEqual(a, b) }

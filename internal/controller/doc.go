@@ -12,12 +12,15 @@
 // before it starts the sync runner it asked for. Comparing is
 // internal/compare's (the controller keeps one Comparer, and writes its
 // result into the status in status.go), destinations are
-// internal/destination's, and syncing (runner.go, operation.go) lives in
-// its own files. A sync runs outside the reconcile worker, in a runner per
-// app, and saves in status.operationState, through the same writer, what a
-// new controller (after a crash, or a new leader) needs to resume it where
-// the old one stopped: every hook it created or saw end, at once; its wait
-// explanations in the background (progress.go).
+// internal/destination's, and running a sync operation is
+// internal/operation's: the controller decides that one runs (operation.go:
+// an automated sync due, a sync window or dependency holding it) and
+// starts it with operation.Runner, giving it a narrow Host (the comparison
+// in the final write, the reconcile after its end). A sync runs outside
+// the reconcile worker, in a runner per app, and saves in
+// status.operationState, through the same writer, what a new controller
+// (after a crash, or a new leader) needs to resume it where the old one
+// stopped.
 //
 // Writes are few, because each one costs the API server and every watcher
 // an event: a reconcile writes once (a refresh's status, the refresh
@@ -56,8 +59,9 @@
 // condition saying until when, and the app is requeued for that instant.
 //
 // A running sync whose wave is stalled (see internal/sync) carries the
-// SyncStalled condition with the operation's message (stall.go); the sync
-// engine learns where the node provisioners are from internal/provisioner.
+// SyncStalled condition with the operation's message (internal/operation);
+// the sync engine learns where the node provisioners are from
+// internal/provisioner.
 // The stall timeout is argocd-cm's wavecd.stall.timeout, or
 // Options.StallTimeout.
 //

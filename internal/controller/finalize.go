@@ -37,7 +37,7 @@ type deleteStage struct {
 // hooks by their delete policies. Each finalizer is removed once its step
 // is done; the Application goes when none is left.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
-	r.runners.stop(app.Name)
+	r.runs.Stop(app.Name)
 	if !slices.ContainsFunc(app.Finalizers, isOwnFinalizer) {
 		return reconcile.Result{}, nil
 	}

@@ -107,7 +107,7 @@ func trimBusy(reconciles int64, syncing bool) bool {
 // syncing reports whether a sync runs: the controller is busy, and the API
 // server's time goes to the syncs (the memory trimmer and the pace of
 // Events ask).
-func (r *Reconciler) syncing() bool { return r.runners.count() > 0 }
+func (r *Reconciler) syncing() bool { return r.runs.Count() > 0 }
 
 // newMemoryTrimmer trims r's process.
 func (r *Reconciler) newMemoryTrimmer() memoryTrimmer {

@@ -2,23 +2,20 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
-	stdsync "sync"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
-	wsync "github.com/wavecd/wavecd/internal/sync"
+	"github.com/wavecd/wavecd/internal/operation"
 )
 
 // setBase records the controller's lifetime context: sync runners stop
@@ -36,206 +33,6 @@ func (r *Reconciler) base() context.Context {
 		return context.Background()
 	}
 	return r.baseCtx
-}
-
-// runners tracks the sync operation running for each app.
-type runners struct {
-	mu      stdsync.Mutex
-	running map[string]runner
-	// slots bounds how many operations run at once (Argo CD's operation
-	// processors); nil: no bound.
-	slots chan struct{}
-}
-
-// newRunners tracks runners, at most processors of them syncing at once
-// (0: no bound).
-func newRunners(processors int) *runners {
-	rs := &runners{running: map[string]runner{}}
-	if processors > 0 {
-		rs.slots = make(chan struct{}, processors)
-	}
-	return rs
-}
-
-// acquire waits for a free operation slot; false when ctx ends first.
-// Each acquire that returns true is paired with a release.
-func (rs *runners) acquire(ctx context.Context) bool {
-	if rs.slots == nil {
-		return true
-	}
-	select {
-	case rs.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// release frees the slot an acquire took.
-func (rs *runners) release() {
-	if rs.slots != nil {
-		<-rs.slots
-	}
-}
-
-// runner is one running sync operation.
-type runner struct {
-	cancel  context.CancelFunc
-	started time.Time
-	// stop is closed to ask the sync to stop at its next safe point.
-	stop       chan struct{}
-	superseded bool
-	// revision is the revision the current attempt syncs, once resolved.
-	revision string
-	// ended is closed when the runner has returned.
-	ended chan struct{}
-	// last is the app as the runner last wrote it, or as it was read
-	// when the runner started.
-	last *v1alpha1.Application
-	// request is the automated sync's request its first write carries;
-	// nil when it was written before the sync started.
-	request *requestWrite
-}
-
-// setRequest records the request app name's first write carries.
-func (rs *runners) setRequest(name string, q *requestWrite) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok {
-		run.request = q
-		rs.running[name] = run
-	}
-}
-
-// request is the request app name's first write carries; nil when none.
-func (rs *runners) request(name string) *requestWrite {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.running[name].request
-}
-
-// lastWritten is app name as its runner last wrote it; nil when none
-// runs. The caller must not modify it.
-func (rs *runners) lastWritten(name string) *v1alpha1.Application {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.running[name].last
-}
-
-// wrote records app as its runner's last write.
-func (rs *runners) wrote(name string, app *v1alpha1.Application) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok && app != nil {
-		run.last = app
-		rs.running[name] = run
-	}
-}
-
-func (rs *runners) active(name string) bool {
-	_, ok := rs.since(name)
-	return ok
-}
-
-// since returns when the operation running for app name started.
-func (rs *runners) since(name string) (time.Time, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	run, ok := rs.running[name]
-	return run.started, ok
-}
-
-func (rs *runners) count() int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return len(rs.running)
-}
-
-func (rs *runners) start(name string, cancel context.CancelFunc, now time.Time) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if _, ok := rs.running[name]; ok {
-		return false
-	}
-	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{}), ended: make(chan struct{})}
-	return true
-}
-
-// stopChan is the channel that asks app name's sync to stop; nil when
-// none runs.
-func (rs *runners) stopChan(name string) <-chan struct{} {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.running[name].stop
-}
-
-// syncing records the revision app name's current attempt syncs.
-func (rs *runners) syncing(name, revision string) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok {
-		run.revision = revision
-		rs.running[name] = run
-	}
-}
-
-// revision returns the revision app name's current attempt syncs; empty
-// when none runs or it is not resolved yet.
-func (rs *runners) revision(name string) string {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return rs.running[name].revision
-}
-
-// supersede asks app name's sync to stop at its next safe point; it
-// reports whether this call asked (false when none runs or it was asked).
-func (rs *runners) supersede(name string) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	run, ok := rs.running[name]
-	if !ok || run.superseded {
-		return false
-	}
-	close(run.stop)
-	run.superseded = true
-	rs.running[name] = run
-	return true
-}
-
-// done records that app name's runner returned; a request it did not
-// write is dropped (a write under way ends first) before anyone waiting
-// for the runner's end is told.
-func (rs *runners) done(name string) {
-	rs.mu.Lock()
-	run, ok := rs.running[name]
-	delete(rs.running, name)
-	rs.mu.Unlock()
-	if run.request != nil {
-		run.request.drop()
-	}
-	if ok {
-		close(run.ended)
-	}
-}
-
-// stop cancels app name's operation; the channel it returns (nil when
-// none runs) is closed once its runner has returned.
-func (rs *runners) stop(name string) <-chan struct{} {
-	rs.mu.Lock()
-	run, ok := rs.running[name]
-	rs.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	run.cancel()
-	return run.ended
-}
-
-// stopWait stops app name's operation, and returns once its runner has.
-func (rs *runners) stopWait(name string) {
-	if ended := rs.stop(name); ended != nil {
-		<-ended
-	}
 }
 
 // opRequest is what deciding on and starting an app's sync works with.
@@ -257,7 +54,7 @@ type opRequest struct {
 // returned duration is when a closed sync window opens (0: no wait).
 func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
-	if r.runners.active(app.Name) {
+	if r.runs.Active(app.Name) {
 		r.supersedeIfNewRevision(ctx, app)
 		return 0, false
 	}
@@ -306,7 +103,7 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		return nil
 	}
 	runCtx, cancel := context.WithCancel(logctx.With(r.base(), logctx.From(ctx)))
-	if !r.runners.start(app.Name, cancel, r.now()) {
+	if !r.runs.Start(app.Name, cancel, r.now()) {
 		cancel()
 		if request != nil {
 			return request.Flush(ctx)
@@ -318,9 +115,9 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		// controller's last write (ReadCurrent): nothing ran it since. The
 		// request's write owns app; the runner reads a copy of its own.
 		req.app = app.DeepCopy()
-		r.runners.wrote(app.Name, app.DeepCopy())
+		r.runs.Wrote(app.Name, app.DeepCopy())
 		r.deferRequest(runCtx, app.Name, request)
-		go r.runOperation(runCtx, req)
+		go r.runner.Run(runCtx, req.operation(), opHost{r: r, req: req})
 		return nil
 	}
 	// A runner may have finished this very operation since app was read:
@@ -331,7 +128,7 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		fresh := &v1alpha1.Application{}
 		if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
 			!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
-			r.runners.done(app.Name)
+			r.runs.Done(app.Name)
 			cancel()
 			return client.IgnoreNotFound(err)
 		}
@@ -340,8 +137,8 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		// The runner reads a copy of its own: the reconcile goes on with app.
 		req.app = app.DeepCopy()
 	}
-	r.runners.wrote(app.Name, req.app.DeepCopy())
-	go r.runOperation(runCtx, req)
+	r.runs.Wrote(app.Name, req.app.DeepCopy())
+	go r.runner.Run(runCtx, req.operation(), opHost{r: r, req: req})
 	return nil
 }
 
@@ -403,79 +200,32 @@ func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 	time.AfterFunc(d, func() { r.enqueue(namespace, name) })
 }
 
-// saveState writes the operation state; fields other than operationState
-// (and operation when clear is set) are left to the reconciler.
-//
-// The runner keeps the app as it last wrote it: while the cache has not
-// caught up with that write (a sync saving its steps in quick
-// succession), the next write starts from it instead of reading the API
-// server.
-func (r *Reconciler) saveState(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
-	if q := r.runners.request(name); q != nil {
-		combined, err := r.writeRequest(ctx, name, q, update)
-		if err != nil {
-			return fmt.Errorf("write operation state of %s: %w", name, err)
-		}
-		if combined {
-			return nil
-		}
+// operation is the request as the operation runner takes it.
+func (req opRequest) operation() operation.Request {
+	return operation.Request{
+		App: req.app, Project: req.proj, Target: req.target, Settings: &req.settings.Settings,
+		WaveDelay: req.settings.WaveDelay, StallTimeout: req.settings.StallTimeout,
 	}
-	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
-	written, err := r.status.UpdateFrom(ctx, key, r.runners.lastWritten(name), update)
-	if err != nil {
-		return fmt.Errorf("write operation state of %s: %w", name, err)
-	}
-	r.runners.wrote(name, written)
-	return nil
 }
 
-// encodeState is the sync state as status.operationState.wavecdState
-// holds it: compressed when large (a root of thousands of children).
-func encodeState(st *wsync.State) *apiextensionsv1.JSON {
-	raw, err := application.EncodeState(st)
-	if err != nil {
-		return nil
-	}
-	return raw
+// opHost is the controller as one running operation sees it.
+type opHost struct {
+	r   *Reconciler
+	req opRequest
 }
 
-func decodeState(os *v1alpha1.OperationState) *wsync.State {
-	if os == nil || os.WavecdState == nil {
-		return &wsync.State{}
+// Compare compares app in the operation's final write.
+func (h opHost) Compare(ctx context.Context, app *v1alpha1.Application, applied []*unstructured.Unstructured) {
+	if err := h.r.compareInto(ctx, h.req.target, app, h.req.proj, h.req.settings, compare.CompareOptions{Applied: applied}); err == nil {
+		h.r.compared.set(app.Name, app.Status.ReconciledAt.Time)
 	}
-	b, err := application.StateJSON(os.WavecdState)
-	st := &wsync.State{}
-	if err != nil || json.Unmarshal(b, st) != nil {
-		return &wsync.State{}
-	}
-	return st
 }
 
-// syncResult converts the executor's result to Argo CD's shape.
-func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1alpha1.SyncOperationResult {
-	res := st.Result()
-	out := &v1alpha1.SyncOperationResult{Revision: revision}
-	if app.Spec.Source != nil {
-		out.Source = *app.Spec.Source
+// Ended reconciles the app again once its runner returned; without the
+// comparison in its final write, as a refresh.
+func (h opHost) Ended(app *v1alpha1.Application, compared bool) {
+	if !compared {
+		h.r.refreshes.mark(app.Name, normalRefresh)
 	}
-	for _, rr := range res.Resources {
-		out.Resources = append(out.Resources, &v1alpha1.ResourceResult{
-			Group: rr.Group, Version: rr.Version, Kind: rr.Kind, Namespace: rr.Namespace, Name: rr.Name,
-			Status: rr.Status, Message: rr.Message, HookType: rr.HookType,
-			HookPhase: string(rr.HookPhase), SyncPhase: string(rr.SyncPhase),
-			StartedAt: microTime(rr.StartedAt), FinishedAt: microTime(rr.FinishedAt),
-		})
-	}
-	return out
+	h.r.enqueue(app.Namespace, app.Name)
 }
-
-// microTime is t for the API; nil when zero.
-func microTime(t time.Time) *metav1.MicroTime {
-	if t.IsZero() {
-		return nil
-	}
-	m := metav1.NewMicroTime(t)
-	return &m
-}
-
-func metaNow(t time.Time) metav1.Time { return metav1.NewTime(t) }

@@ -23,6 +23,7 @@ import (
 	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/metrics"
+	"github.com/wavecd/wavecd/internal/operation"
 	"github.com/wavecd/wavecd/internal/project"
 	"github.com/wavecd/wavecd/internal/provisioner"
 	"github.com/wavecd/wavecd/internal/shard"
@@ -50,12 +51,15 @@ type Reconciler struct {
 	refreshes *refreshSet
 	// parentPace spaces out the refreshes of apps of apps.
 	parentPace *parentPace
-	runners    *runners
-	compared   comparedTimes
-	gates      gateIndex
-	activity   activity
-	settings   settingsCache
-	now        func() time.Time
+	// runs keeps the sync operation running for each app; runner runs
+	// them.
+	runs     *operation.Registry
+	runner   *operation.Runner
+	compared comparedTimes
+	gates    gateIndex
+	activity activity
+	settings settingsCache
+	now      func() time.Time
 	// metrics records reconciles, syncs, app state and Git fetches (nil: none).
 	metrics *metrics.Metrics
 	events  chan event.GenericEvent
@@ -80,7 +84,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		metrics:    opts.Metrics,
 		refreshes:  &refreshSet{marks: map[string]refreshKind{}},
 		parentPace: newParentPace(),
-		runners:    newRunners(opts.OperationProcessors),
+		runs:       operation.NewRegistry(opts.OperationProcessors),
 		events:     make(chan event.GenericEvent, 256),
 		now:        now,
 	}
@@ -90,6 +94,10 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	})
 	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
 	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.trackingOwner, Render: r.renderLocal}
+	r.runner = &operation.Runner{
+		Registry: r.runs, Comparer: r.comparer, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
+		ArgoParity: opts.ArgoParity, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
+	}
 	return r
 }
 
@@ -121,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.compared.forget(req.Name)
 			r.comparer.Forget(req.NamespacedName)
 			r.parentPace.forget(req.Name)
-			r.runners.stop(req.Name)
+			r.runs.Stop(req.Name)
 			r.metrics.DeleteApp(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
 		}
@@ -265,7 +273,7 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 		return 0, nil
 	}
 	last, before := r.compared.get(app.Name)
-	if started, running := r.runners.since(app.Name); running && before && kind == normalRefresh {
+	if started, running := r.runs.Since(app.Name); running && before && kind == normalRefresh {
 		if pause := r.syncRefreshEvery(app) - r.now().Sub(latest(last, started)); pause > 0 {
 			r.refreshes.mark(app.Name, normalRefresh)
 			return pause, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/operation"
 )
 
 // An automated sync's request, with the comparison that asked for it, is
@@ -29,11 +30,13 @@ import (
 // requestWriteDelay is how long an automated sync's request may wait for
 // the sync's first write: the progress writer's interval, so a sync that
 // ends sooner writes only its result.
-const requestWriteDelay = progressInterval
+const requestWriteDelay = operation.ProgressInterval
 
 // requestWrite is an automated sync's request not yet written: the
 // reconcile's pending patch of the app, which holds the operation.
 type requestWrite struct {
+	r    *Reconciler
+	name string
 	// mu is held while the patch is written, so that no other write of
 	// the sync goes before it.
 	mu    stdsync.Mutex
@@ -45,25 +48,24 @@ type requestWrite struct {
 // sync of app name, to the sync's first write, or to a write of its own
 // after requestWriteDelay. The runner must be started.
 func (r *Reconciler) deferRequest(ctx context.Context, name string, p *appstatus.Patch) {
-	q := &requestWrite{patch: p}
+	q := &requestWrite{r: r, name: name, patch: p}
 	// Held until the timer is set: a write the timer starts waits for it.
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.timer = time.AfterFunc(requestWriteDelay, func() {
-		if _, err := r.writeRequest(ctx, name, q, nil); err != nil {
+		if _, err := q.Write(ctx, nil); err != nil {
 			logctx.From(ctx).Warn("write automated sync request", "err", err)
 		}
 	})
-	r.runners.setRequest(name, q)
+	r.runs.SetPending(name, q)
 }
 
-// writeRequest writes the request q unless it was written or dropped.
-// With change, the sync's own first write, the request and change go in
-// one write when the app has not changed since the request was made
+// Write writes the request q unless it was written or dropped. With
+// change, the sync's own first write, the request and change go in one
+// write when the app has not changed since the request was made
 // (combined is then true); otherwise the request is written alone first,
 // and the caller writes change as usual.
-func (r *Reconciler) writeRequest(ctx context.Context, name string, q *requestWrite,
-	change func(app *v1alpha1.Application)) (combined bool, err error) {
+func (q *requestWrite) Write(ctx context.Context, change func(app *v1alpha1.Application)) (combined bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := q.patch
@@ -72,7 +74,7 @@ func (r *Reconciler) writeRequest(ctx context.Context, name string, q *requestWr
 	}
 	q.patch = nil
 	q.timer.Stop()
-	if change != nil && r.unchangedSince(ctx, p.Base()) {
+	if change != nil && q.r.unchangedSince(ctx, p.Base()) {
 		p.Stage()
 		change(p.App())
 		combined = true
@@ -80,7 +82,7 @@ func (r *Reconciler) writeRequest(ctx context.Context, name string, q *requestWr
 	if err := p.Flush(ctx); err != nil {
 		return false, err
 	}
-	r.runners.wrote(name, p.App().DeepCopy())
+	q.r.runs.Wrote(q.name, p.App().DeepCopy())
 	return combined, nil
 }
 
@@ -95,9 +97,9 @@ func (r *Reconciler) unchangedSince(ctx context.Context, base *v1alpha1.Applicat
 	return cur.ResourceVersion == base.ResourceVersion
 }
 
-// drop forgets a request not yet written: its sync ended without a write
+// Drop forgets a request not yet written: its sync ended without a write
 // (stopped), and the app's next comparison asks again.
-func (q *requestWrite) drop() {
+func (q *requestWrite) Drop() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.patch = nil

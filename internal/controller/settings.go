@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/source"
 )
@@ -61,7 +62,7 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 		if v == "" {
 			continue
 		}
-		parsed, err := parseDuration(v)
+		parsed, err := v1alpha1.ParseDuration(v)
 		if err != nil {
 			return nil, fmt.Errorf("argocd-cm key %s: %w", d.key, err)
 		}
@@ -88,16 +89,4 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 		s.Mirrors.Add(url, path)
 	}
 	return s, nil
-}
-
-// parseDuration accepts Go durations and Argo CD's plain seconds.
-func parseDuration(v string) (time.Duration, error) {
-	if d, err := time.ParseDuration(v); err == nil {
-		return d, nil
-	}
-	d, err := time.ParseDuration(v + "s")
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration", v)
-	}
-	return d, nil
 }

@@ -1,9 +1,7 @@
 package controller
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -38,34 +36,4 @@ func TestRefreshSettings(t *testing.T) {
 			t.Errorf("settings (-want +got):\n%s", diff)
 		}
 	})
-}
-
-func TestOperationSlots(t *testing.T) {
-	rs := newRunners(1)
-	ctx := context.Background()
-	if !rs.acquire(ctx) {
-		t.Fatal("the first operation did not get the free slot")
-	}
-	got := make(chan bool)
-	go func() { got <- rs.acquire(ctx) }()
-	select {
-	case <-got:
-		t.Fatal("a second operation ran while the only slot was taken")
-	case <-time.After(100 * time.Millisecond):
-	}
-	rs.release()
-	if !<-got {
-		t.Fatal("the waiting operation did not get the released slot")
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if rs.acquire(cancelled) {
-		t.Fatal("an operation whose controller stopped took a slot that was not free")
-	}
-	unbounded := newRunners(0)
-	for range 3 {
-		if !unbounded.acquire(ctx) {
-			t.Fatal("no bound: every operation runs")
-		}
-	}
 }

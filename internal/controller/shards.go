@@ -53,7 +53,7 @@ func (r *Reconciler) shardApps(ctx context.Context) ([]shard.App, error) {
 // takes: its running sync stops (the new owner resumes it from the saved
 // state), and what the controller remembers of it is dropped.
 func (r *Reconciler) giveUp(name string) {
-	r.runners.stopWait(name)
+	r.runs.StopWait(name)
 	r.status.Forget(name)
 	r.compared.forget(name)
 	r.comparer.Forget(types.NamespacedName{Namespace: r.opts.Namespace, Name: name})

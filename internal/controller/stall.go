@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
@@ -18,7 +16,7 @@ import (
 func (s *Settings) parseStallTimeout(data map[string]string, opts Options) error {
 	s.StallTimeout = wsync.DefaultStallTimeout
 	if v := strings.TrimSpace(data[keyStallTimeout]); v != "" {
-		d, err := parseDuration(v)
+		d, err := v1alpha1.ParseDuration(v)
 		if err != nil {
 			return fmt.Errorf("argocd-cm key %s: %w", keyStallTimeout, err)
 		}
@@ -28,16 +26,6 @@ func (s *Settings) parseStallTimeout(data map[string]string, opts Options) error
 		s.StallTimeout = opts.StallTimeout
 	}
 	return nil
-}
-
-// markStalled sets the SyncStalled condition while the running sync's step
-// is stalled, with the operation's message, and clears it otherwise.
-func markStalled(status *v1alpha1.ApplicationStatus, st *wsync.State, now time.Time) {
-	if st.Stalled == "" || st.Phase.Completed() {
-		application.ClearCondition(status, v1alpha1.ApplicationConditionSyncStalled)
-		return
-	}
-	application.SetCondition(status, v1alpha1.ApplicationConditionSyncStalled, "stalled: "+st.Stalled, now)
 }
 
 // renderLocal renders app at the local destination, for the node

@@ -39,11 +39,11 @@ func (r *Reconciler) supersedes(app *v1alpha1.Application, syncing string) bool 
 // supersedeIfNewRevision asks app's running sync to stop when a new
 // revision supersedes it.
 func (r *Reconciler) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
-	if !r.supersedes(app, r.runners.revision(app.Name)) {
+	if !r.supersedes(app, r.runs.Revision(app.Name)) {
 		return
 	}
-	if r.runners.supersede(app.Name) {
+	if r.runs.Supersede(app.Name) {
 		logctx.From(ctx).Info("a new revision supersedes the running sync; it stops at its next safe point",
-			"running", r.runners.revision(app.Name), "new", app.Status.Sync.Revision)
+			"running", r.runs.Revision(app.Name), "new", app.Status.Sync.Revision)
 	}
 }

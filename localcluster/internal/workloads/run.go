@@ -78,38 +78,17 @@ func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
 		notes:   broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: NotesComponent}),
 	}
 
-	pods, err := newPodController(client, factory, recorder, log.With("controller", "pods"), opts.Simulation, opts.Processes.Definitions)
+	c, err := newControllers(client, factory, recorder, log, opts)
 	if err != nil {
 		return err
 	}
+	pods, cni, ingress, procs := c.pods, c.cni, c.ingress, c.procs
 	expected := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ExpectedServicesNamespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ExpectedServicesConfigMap).String()
 		}))
 	if err := pods.watchExpected(expected.Core().V1().ConfigMaps().Informer()); err != nil {
 		return err
-	}
-	var cni *cniController
-	if opts.CNIAgentSelector != "" {
-		if cni, err = newCNIController(client, factory, opts.CNIAgentSelector, log); err != nil {
-			return err
-		}
-	}
-	serveEgress, err := egress(client, factory, opts.Egress, log.With("controller", "egress"))
-	if err != nil {
-		return err
-	}
-	var ingress *ingressController
-	if ic := opts.Simulation.IngressController; ic != nil {
-		if ingress, err = newIngressController(client, factory, *ic, opts.Simulation.TimeScale, log.With("controller", "ingress")); err != nil {
-			return err
-		}
-	}
-	var procs *processController
-	if opts.Processes.Dir != "" {
-		if procs, err = newProcessController(client, factory, recorder, log.With("controller", "process"), opts.Processes); err != nil {
-			return err
-		}
 	}
 	for _, f := range []informers.SharedInformerFactory{factory, expected} {
 		f.Start(ctx.Done())
@@ -121,7 +100,7 @@ func Run(ctx context.Context, client kubernetes.Interface, opts Options) error {
 		}
 	}
 	go func() {
-		if err := serveEgress(ctx); err != nil {
+		if err := c.serveEgress(ctx); err != nil {
 			log.Error("egress proxy stopped", "err", err)
 		}
 	}()
@@ -163,4 +142,41 @@ func egress(client kubernetes.Interface, f informers.SharedInformerFactory, opts
 	}}
 	p := &network.Proxy{Backends: backends, CA: opts.CA, Log: log}
 	return func(ctx context.Context) error { return p.Serve(ctx, ln) }, nil
+}
+
+// controllers are the parts Run starts; nil when their option is off.
+type controllers struct {
+	pods        *podController
+	cni         *cniController
+	ingress     *ingressController
+	procs       *processController
+	serveEgress func(context.Context) error
+}
+
+// newControllers builds the controllers opts asks for on factory.
+func newControllers(client kubernetes.Interface, factory informers.SharedInformerFactory, recorder recorders, log *slog.Logger, opts Options) (*controllers, error) {
+	c := &controllers{}
+	var err error
+	if c.pods, err = newPodController(client, factory, recorder, log.With("controller", "pods"), opts.Simulation, opts.Processes.Definitions); err != nil {
+		return nil, err
+	}
+	if opts.CNIAgentSelector != "" {
+		if c.cni, err = newCNIController(client, factory, opts.CNIAgentSelector, log); err != nil {
+			return nil, err
+		}
+	}
+	if c.serveEgress, err = egress(client, factory, opts.Egress, log.With("controller", "egress")); err != nil {
+		return nil, err
+	}
+	if ic := opts.Simulation.IngressController; ic != nil {
+		if c.ingress, err = newIngressController(client, factory, *ic, opts.Simulation.TimeScale, log.With("controller", "ingress")); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Processes.Dir != "" {
+		if c.procs, err = newProcessController(client, factory, recorder, log.With("controller", "process"), opts.Processes); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }

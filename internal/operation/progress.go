@@ -1,4 +1,4 @@
-package controller
+package operation
 
 import (
 	stdsync "sync"
@@ -8,27 +8,27 @@ import (
 	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
-// progressInterval is how long a sync's new wait message may wait before it
+// ProgressInterval is how long a sync's new wait message may wait before it
 // is written to the app's status.
-const progressInterval = time.Second
+const ProgressInterval = time.Second
 
 // progressTasksPerInterval stretches the interval for big syncs: a save
 // carries every task's result, and every watcher of Applications decodes
 // it, so an app of thousands of objects (the root of thousands of apps)
 // saving its wait every second would cost more than its sync. Each
-// progressTasksPerInterval tasks add one progressInterval.
+// progressTasksPerInterval tasks add one ProgressInterval.
 const progressTasksPerInterval = 250
 
 // waitSaveInterval is how long a wait of a sync of n tasks may wait before
 // it is saved.
 func waitSaveInterval(n int) time.Duration {
-	return progressInterval * time.Duration(1+n/progressTasksPerInterval)
+	return ProgressInterval * time.Duration(1+n/progressTasksPerInterval)
 }
 
 // progressWriter saves a running sync's progress to the app's status: at
 // once, before the sync goes on, when a hook was created or ended (what a
 // resumed sync must know); a wait (its explanation, or a stall) in the
-// background at most every progressInterval (longer for syncs of many
+// background at most every ProgressInterval (longer for syncs of many
 // tasks: waitSaveInterval), so the next wave never waits for a write. Other steps are not saved: a resumed sync redoes them
 // safely, and a sync that only applies ends with one write, its result.
 // The final state is not its to write: stop it, then record the result.
@@ -46,7 +46,7 @@ type progressWriter struct {
 }
 
 // newProgressWriter returns a writer whose first save comes no sooner than
-// progressInterval after the sync started: a sync that ends sooner writes
+// ProgressInterval after the sync started: a sync that ends sooner writes
 // only its result.
 func newProgressWriter(save func(*wsync.State)) *progressWriter {
 	w := &progressWriter{save: save, saved: map[string]v1alpha1.TaskPhase{}, savedAt: time.Now()}
@@ -107,7 +107,7 @@ func (w *progressWriter) scheduleLocked() {
 // what a resumed sync must know so that no hook runs twice. Everything
 // else a resumed sync redoes safely (an apply of the same object changes
 // nothing, a pruned object is gone from the plan), so it is written at
-// most every progressInterval, for the explained waits.
+// most every ProgressInterval, for the explained waits.
 func (w *progressWriter) durable(st *wsync.State) bool {
 	for _, t := range st.Tasks {
 		if t.Type == v1alpha1.TaskHook && t.Phase != w.saved[t.ID] {

@@ -1,4 +1,4 @@
-package controller
+package operation
 
 import (
 	"sync"
@@ -45,7 +45,7 @@ func TestProgressWriter(t *testing.T) {
 		w.update(state("applying", applied))
 		w.update(wsync.State{Phase: v1alpha1.OperationSucceeded, Tasks: []wsync.TaskState{applied}})
 		w.stop()
-		time.Sleep(2 * progressInterval)
+		time.Sleep(2 * ProgressInterval)
 		if n := r.count(); n != 0 {
 			t.Errorf("saved %d times, want 0", n)
 		}
@@ -69,7 +69,7 @@ func TestProgressWriter(t *testing.T) {
 		w.update(state("", applied))
 		w.update(state("waiting for Deployment web", applied))
 		w.update(state("", applied)) // the wait ended before its save
-		time.Sleep(2 * progressInterval)
+		time.Sleep(2 * ProgressInterval)
 		w.stop()
 		if n := r.count(); n != 0 {
 			t.Errorf("saved %d times, want 0", n)
@@ -82,7 +82,7 @@ func TestProgressWriter(t *testing.T) {
 		w.update(state("waiting for Deployment web", applied))
 		select {
 		case <-r.ch:
-		case <-time.After(10 * progressInterval):
+		case <-time.After(10 * ProgressInterval):
 			t.Fatal("the wait message was never saved")
 		}
 		if r.saved[0] != "waiting for Deployment web" {
@@ -123,7 +123,7 @@ func TestProgressWriterDoesNotBlock(t *testing.T) {
 	select {
 	case <-stopped:
 		t.Fatal("stop returned while a save was under way")
-	case <-time.After(2 * progressInterval):
+	case <-time.After(2 * ProgressInterval):
 	}
 	close(release)
 	<-stopped
@@ -141,13 +141,13 @@ func TestWaitSaveInterval(t *testing.T) {
 		tasks int
 		want  time.Duration
 	}{
-		"no task":                    {0, progressInterval},
-		"a usual app":                {40, progressInterval},
-		"just under one step":        {progressTasksPerInterval - 1, progressInterval},
-		"one step":                   {progressTasksPerInterval, 2 * progressInterval},
-		"the root of 5,000 apps":     {5000, 21 * progressInterval},
-		"the root of 1,000 apps":     {1000, 5 * progressInterval},
-		"the root of 1,001 apps ...": {1001, 5 * progressInterval},
+		"no task":                    {0, ProgressInterval},
+		"a usual app":                {40, ProgressInterval},
+		"just under one step":        {progressTasksPerInterval - 1, ProgressInterval},
+		"one step":                   {progressTasksPerInterval, 2 * ProgressInterval},
+		"the root of 5,000 apps":     {5000, 21 * ProgressInterval},
+		"the root of 1,000 apps":     {1000, 5 * ProgressInterval},
+		"the root of 1,001 apps ...": {1001, 5 * ProgressInterval},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -169,10 +169,10 @@ func TestProgressWriterBigSync(t *testing.T) {
 	w := newProgressWriter(r.save)
 	defer w.stop()
 	w.update(state("waiting for 500 apps", tasks...))
-	time.Sleep(progressInterval + progressInterval/2)
+	time.Sleep(ProgressInterval + ProgressInterval/2)
 	if n := r.count(); n != 0 {
 		t.Errorf("a sync of %d tasks saved its wait %d times within %s, want 0 before %s",
-			len(tasks), n, progressInterval+progressInterval/2, waitSaveInterval(len(tasks)))
+			len(tasks), n, ProgressInterval+ProgressInterval/2, waitSaveInterval(len(tasks)))
 	}
 	select {
 	case <-r.ch:

@@ -1,0 +1,42 @@
+package operation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+)
+
+func TestHistoryLimit(t *testing.T) {
+	five := int64(5)
+	tests := map[string]struct {
+		limit   *int64
+		syncs   int
+		wantIDs []int64
+	}{
+		"fewer than the default limit": {syncs: 3, wantIDs: []int64{0, 1, 2}},
+		"the default limit is 10":      {syncs: 12, wantIDs: []int64{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		"revisionHistoryLimit":         {limit: &five, syncs: 7, wantIDs: []int64{2, 3, 4, 5, 6}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+				RevisionHistoryLimit: tc.limit, Source: &v1alpha1.ApplicationSource{RepoURL: "r", TargetRevision: "main"},
+			}}
+			now := metav1.Now()
+			op := &v1alpha1.OperationState{Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}, FinishedAt: &now}
+			for range tc.syncs {
+				addHistory(app, op, "abc")
+			}
+			var ids []int64
+			for _, e := range app.Status.History {
+				ids = append(ids, e.ID)
+			}
+			if d := cmp.Diff(tc.wantIDs, ids); d != "" {
+				t.Errorf("history IDs (-want +got):\n%s", d)
+			}
+		})
+	}
+}

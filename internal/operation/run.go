@@ -1,0 +1,244 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/appstatus"
+	"github.com/wavecd/wavecd/internal/compare"
+	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/metrics"
+	"github.com/wavecd/wavecd/internal/project"
+	wsync "github.com/wavecd/wavecd/internal/sync"
+)
+
+// Runner runs apps' sync operations.
+type Runner struct {
+	// Registry keeps the runner of each app.
+	Registry *Registry
+	Comparer *compare.Comparer
+	// Status writes the operation state, as the controller's other
+	// writes go.
+	Status *appstatus.Writer
+	// APIReader reads the API server itself: whether it answers.
+	APIReader client.Reader
+	// Namespace is the Applications' namespace.
+	Namespace string
+	Now       func() time.Time
+	// ArgoParity syncs as Argo CD does where wavecd differs.
+	ArgoParity bool
+	// NodeProvisioners tells a stall where the node provisioners are.
+	NodeProvisioners wsync.NodeProvisionerFinder
+	// Metrics counts the operations that end; nil counts none.
+	Metrics *metrics.Metrics
+}
+
+// Request is an operation to run and what it runs against.
+type Request struct {
+	// App holds the operation; the runner owns it.
+	App      *v1alpha1.Application
+	Project  *v1alpha1.AppProject
+	Target   *destination.Target
+	Settings *compare.Settings
+	// WaveDelay is an extra pause between waves; StallTimeout how long a
+	// wave may make no progress before it is examined as a stall.
+	WaveDelay, StallTimeout time.Duration
+}
+
+// Host is what a running operation needs of the controller that started
+// it.
+type Host interface {
+	// Compare refreshes app's comparison, in the operation's final write:
+	// against applied (the objects as the sync wrote them) where the live
+	// cache has not caught up.
+	Compare(ctx context.Context, app *v1alpha1.Application, applied []*unstructured.Unstructured)
+	// Ended is told that the runner returned; compared says whether its
+	// final write, which compares the app, was made.
+	Ended(app *v1alpha1.Application, compared bool)
+}
+
+// Run runs the app's operation to its end, retrying as the retry
+// strategy allows, and saves progress after every step. The app's runner
+// must be started (Registry.Start); Run records its end.
+func (rn *Runner) Run(ctx context.Context, req Request, host Host) {
+	app := req.App
+	compared := false
+	defer func() {
+		rn.Registry.Done(app.Name)
+		host.Ended(app, compared)
+	}()
+	if !rn.Registry.acquire(ctx) {
+		return
+	}
+	defer rn.Registry.release()
+	op := *app.Operation
+	opState := app.Status.OperationState
+	resuming := opState != nil && opState.Phase == v1alpha1.OperationRunning && EqualOperation(opState.Operation, op)
+	if !resuming {
+		opState = &v1alpha1.OperationState{Operation: op, Phase: v1alpha1.OperationRunning, StartedAt: metaNow(rn.Now())}
+	}
+	for {
+		st := decodeState(opState)
+		if !resuming {
+			st = &wsync.State{}
+		}
+		out, err := rn.syncOnce(ctx, req, opState, st)
+		if errors.Is(err, context.Canceled) {
+			logctx.From(ctx).Info("sync interrupted; a new controller resumes it")
+			return
+		}
+		out.stopped = errors.Is(err, wsync.ErrStopped)
+		if err != nil && !out.stopped {
+			st.Phase, st.Message = v1alpha1.OperationFailed, err.Error()
+		}
+		if st.Phase == v1alpha1.OperationSucceeded || out.stopped || !rn.retry(ctx, app, opState, st) {
+			if closed(rn.Registry.stopChan(app.Name)) && !out.stopped {
+				out.stopped = true
+				st.Message = "stopped: superseded by a new revision while waiting to retry: " + st.Message
+			}
+			compared = rn.finish(ctx, req, host, opState, st, out)
+			return
+		}
+		resuming = false
+	}
+}
+
+// syncOutcome is what one sync attempt leaves behind.
+type syncOutcome struct {
+	// revision is the commit synced.
+	revision string
+	// applied are the objects the sync wrote, as the API server returned
+	// them.
+	applied []*unstructured.Unstructured
+	// stopped: a new revision superseded the sync, which stopped at a
+	// safe point.
+	stopped bool
+}
+
+// syncOnce renders the app at the operation's revision and runs one sync.
+func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.OperationState, st *wsync.State) (syncOutcome, error) {
+	var out syncOutcome
+	app, tgt, s := req.App, req.Target, req.Settings
+	op := opState.Operation.Sync
+	if op == nil {
+		op = &v1alpha1.SyncOperation{}
+	}
+	res, err := rn.Comparer.Render(ctx, tgt, compare.OperationTarget(app, op), s, compare.RenderOptions{})
+	if err != nil {
+		return out, fmt.Errorf("render: %w", err)
+	}
+	revision := op.Revision
+	if len(res.Revisions) > 0 {
+		revision = res.Revisions[0]
+	}
+	out.revision = revision
+	rn.Registry.syncing(app.Name, revision)
+	desired, err := compare.PrepareDesired(tgt, app, res.Objects, s)
+	if err != nil {
+		return out, err
+	}
+	if err := checkObjects(tgt, req.Project, desired); err != nil {
+		return out, err
+	}
+	live, err := rn.Comparer.Live(ctx, tgt, app, s.TrackingOf(app.Name), compare.KindsOf(desired, app.Status.Resources))
+	if err != nil {
+		return out, err
+	}
+	desired, live = selectResources(op.Resources, desired, live)
+	opts, err := rn.syncOptions(req, op, revision)
+	if err != nil {
+		return out, err
+	}
+	progress := newProgressWriter(func(saved *wsync.State) { rn.saveProgress(ctx, app, opState, saved, revision) })
+	defer progress.stop()
+	opts.OnProgress = progress.update
+	opts.Checkpoint = progress.checkpoint
+	opts.Stop = rn.Registry.stopChan(app.Name)
+	if opts.Deadline, opts.DeadlineReason, err = deadline(app, opState); err != nil {
+		return out, err
+	}
+	plan, err := wsync.NewPlan(desired, live, opts)
+	if err != nil {
+		return out, err
+	}
+	exec, err := wsync.NewExecutor(tgt.Kube, plan, opts)
+	if err != nil {
+		return out, err
+	}
+	err = exec.Run(ctx, st)
+	out.applied = plan.LiveObjects()
+	if errors.Is(err, wsync.ErrAwaitingPruneConfirmation) {
+		return out, fmt.Errorf("waiting for pruning confirmation: %w", err)
+	}
+	return out, err
+}
+
+// syncOptions are the sync engine's options for req's operation op.
+func (rn *Runner) syncOptions(req Request, op *v1alpha1.SyncOperation, revision string) (wsync.Options, error) {
+	app, tgt, s := req.App, req.Target, req.Settings
+	list := append(v1alpha1.SyncOptions{}, op.SyncOptions...)
+	if app.Spec.SyncPolicy != nil {
+		list = append(append(v1alpha1.SyncOptions{}, app.Spec.SyncPolicy.SyncOptions...), op.SyncOptions...)
+	}
+	so, err := wsync.ParseSyncOptions(list)
+	if err != nil {
+		return wsync.Options{}, err
+	}
+	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
+	return wsync.Options{
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Revision: revision, Tracking: s.Tracking,
+		InstallationID: s.InstallationID,
+		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !automated(app), DryRun: op.DryRun,
+		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
+		Health:    s.Assessor, WaveDelay: req.WaveDelay, ArgoParity: rn.ArgoParity, IgnoreDifferences: app.Spec.IgnoreDifferences,
+		Scope: tgt.Kube, DryRuns: tgt.Predictions(), Namespaces: tgt,
+		StallTimeout: req.StallTimeout, NodeProvisioners: rn.NodeProvisioners,
+	}, nil
+}
+
+// automated says the app's operation is an automated sync.
+func automated(app *v1alpha1.Application) bool {
+	return app.Operation != nil && app.Operation.InitiatedBy.Automated
+}
+
+// checkObjects applies the project's resource lists before anything is applied.
+func checkObjects(tgt *destination.Target, proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
+	for _, o := range desired {
+		namespaced, err := tgt.Kube.IsNamespaced(o.GroupVersionKind().GroupKind())
+		if err != nil {
+			namespaced = o.GetNamespace() != ""
+		}
+		if err := project.ObjectPermitted(proj, o, namespaced); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectResources narrows a partial sync (--resource) to the chosen objects.
+func selectResources(sel []v1alpha1.SyncOperationResource, desired, live []*unstructured.Unstructured) ([]*unstructured.Unstructured, []*unstructured.Unstructured) {
+	if len(sel) == 0 {
+		return desired, live
+	}
+	keep := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, o := range objs {
+			gvk := o.GroupVersionKind()
+			for _, s := range sel {
+				if s.Group == gvk.Group && s.Kind == gvk.Kind && s.Name == o.GetName() && (s.Namespace == "" || s.Namespace == o.GetNamespace()) {
+					out = append(out, o)
+					break
+				}
+			}
+		}
+		return out
+	}
+	return keep(desired), keep(live)
+}
