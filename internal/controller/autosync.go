@@ -17,7 +17,7 @@ const (
 // with how long to wait before asking again (0: until something changes).
 // Like Argo CD it never syncs a revision whose automated sync failed until
 // the revision changes, and re-syncs a drifted app only with selfHeal.
-func (r *Reconciler) autoSyncOperation(app *v1alpha1.Application) (*v1alpha1.Operation, time.Duration) {
+func (sr *starter) autoSyncOperation(app *v1alpha1.Application) (*v1alpha1.Operation, time.Duration) {
 	pol := app.Spec.SyncPolicy
 	if !pol.IsAutomated() || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync || hasCondition(app, v1alpha1.ApplicationConditionComparisonError) {
 		return nil, 0
@@ -36,7 +36,7 @@ func (r *Reconciler) autoSyncOperation(app *v1alpha1.Application) (*v1alpha1.Ope
 			attempts = last.Operation.Sync.AutoHealAttemptsCount + 1
 		}
 		if last.FinishedAt != nil {
-			if wait := selfHealDelay(attempts) - r.now().Sub(last.FinishedAt.Time); wait > 0 {
+			if wait := selfHealDelay(attempts) - sr.now().Sub(last.FinishedAt.Time); wait > 0 {
 				return nil, wait
 			}
 		}

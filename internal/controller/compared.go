@@ -3,8 +3,6 @@ package controller
 import (
 	stdsync "sync"
 	"time"
-
-	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
 // comparedTimes remembers when the controller last compared each app. A
@@ -59,14 +57,4 @@ func (c *comparedTimes) forget(name string) {
 	defer c.mu.Unlock()
 	delete(c.at, name)
 	delete(c.took, name)
-}
-
-// lastCompared is when app was last compared: by this controller, or as
-// its status says.
-func (r *Reconciler) lastCompared(app *v1alpha1.Application) (time.Time, bool) {
-	t, ok := r.compared.get(app.Name)
-	if st := app.Status.ReconciledAt; st != nil && st.After(t) {
-		return st.Time, true
-	}
-	return t, ok
 }

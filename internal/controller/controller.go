@@ -243,9 +243,9 @@ func (c *Controller) setupEvents(cfg *rest.Config, scheme *runtime.Scheme) error
 func (c *Controller) Start(ctx context.Context) error {
 	c.broadcaster.StartRecordingToSink(newPacedSink(ctx, &typedcorev1.EventSinkImpl{Interface: c.events}, c.rec.syncing))
 	defer c.broadcaster.Shutdown()
-	c.rec.setBase(ctx)
-	c.rec.targets.Start(ctx, c.rec.onNewInformer)
-	go c.rec.newMemoryTrimmer().run(ctx)
+	c.rec.life.set(ctx)
+	c.rec.targets.Start(ctx, c.rec.router.onNewInformer)
+	go newMemoryTrimmer(&c.rec.activity, c.rec.syncing).run(ctx)
 	if c.rec.opts.TuneGC {
 		go tuneGC(ctx)
 	}
@@ -269,23 +269,23 @@ func (r *Reconciler) setup(mgr manager.Manager) error {
 	if err != nil {
 		return fmt.Errorf("create application controller: %w", err)
 	}
-	r.ctrl = c
-	apps := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.Application{}), r.appHandler())
+	r.router.ctrl = c
+	apps := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.Application{}), r.router.appHandler())
 	if err := c.Watch(apps); err != nil {
 		return fmt.Errorf("watch applications: %w", err)
 	}
 	if err := c.Watch(ctrlsource.Channel(r.events, &handler.EnqueueRequestForObject{})); err != nil {
 		return fmt.Errorf("watch refresh requests: %w", err)
 	}
-	settings := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.settingsEvents))
+	settings := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(r.router.settingsEvents))
 	if err := c.Watch(settings); err != nil {
 		return fmt.Errorf("watch settings: %w", err)
 	}
-	projects := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.AppProject{}), handler.EnqueueRequestsFromMapFunc(r.projectEvents))
+	projects := ctrlsource.Kind(mgr.GetCache(), client.Object(&v1alpha1.AppProject{}), handler.EnqueueRequestsFromMapFunc(r.router.projectEvents))
 	if err := c.Watch(projects); err != nil {
 		return fmt.Errorf("watch projects: %w", err)
 	}
-	clusters := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.clusterEvents))
+	clusters := ctrlsource.Kind(mgr.GetCache(), client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(r.router.clusterEvents))
 	if err := c.Watch(clusters); err != nil {
 		return fmt.Errorf("watch cluster secrets: %w", err)
 	}

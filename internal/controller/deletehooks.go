@@ -66,8 +66,8 @@ var errDeleteHookFailed = errors.New("hook failed")
 // (so a fixed one in Git can run on the next attempt) and reported as an
 // error naming it. A generateName hook is named as a sync names one, with
 // the deletion's time in place of the sync's, so a restart finds it again.
-func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
-	hooks, err := r.deleteHooks(ctx, tgt, app, s, t)
+func (f *finalizer) runDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
+	hooks, err := f.deleteHooks(ctx, tgt, app, s, t)
 	if err != nil {
 		return false, err
 	}
@@ -108,8 +108,8 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, tgt *destination.Target
 
 // deleteHooks renders the app and returns its hooks of type t, named and
 // tracked as they are created.
-func (r *Reconciler) deleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) ([]*unstructured.Unstructured, error) {
-	res, err := r.comparer.Render(ctx, tgt, app, &s.Settings, compare.RenderOptions{})
+func (f *finalizer) deleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) ([]*unstructured.Unstructured, error) {
+	res, err := f.comparer.Render(ctx, tgt, app, &s.Settings, compare.RenderOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("render %s hooks: %w", t, err)
 	}
@@ -147,8 +147,8 @@ func deleteHookName(generateName string, revisions []string, t hook.Type, app *v
 // cleanupDeleteHooks deletes the hooks of type t whose delete policy
 // matches their result (HookSucceeded for a Healthy one, HookFailed for a
 // Degraded one) and reports whether none is left to wait for.
-func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
-	hooks, err := r.deleteHooks(ctx, tgt, app, s, t)
+func (f *finalizer) cleanupDeleteHooks(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, t hook.Type) (bool, error) {
+	hooks, err := f.deleteHooks(ctx, tgt, app, s, t)
 	if err != nil {
 		return false, err
 	}

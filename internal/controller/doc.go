@@ -105,7 +105,17 @@
 // Options.Metrics (reconciles, syncs, app state, Git fetches). It imports
 // no HTTP package.
 //
-// What the package does not own: comparing (internal/compare), rendering
+// The Reconciler (reconcile.go, status.go, periodic.go, recorder.go,
+// shards.go, controller.go) is the reconcile loop itself; it hands three
+// jobs to types of their own, each given only what it needs: a router
+// (router.go, watches.go, gates.go, targets.go) turns watch events into
+// the apps to reconcile, a starter (operation.go, autosync.go, windows.go,
+// supersede.go, request.go) decides whether an app's operation runs now
+// and starts its runner, and a finalizer (finalize.go, deletehooks.go)
+// deletes an app in its finalizers' order.
+//
+// What the package does not own: running a sync operation
+// (internal/operation), comparing (internal/compare), rendering
 // (internal/render), ordering and applying (internal/sync), health rules
 // (internal/health), HTTP endpoints (internal/server), metrics
 // (internal/metrics).

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -14,6 +15,7 @@ import (
 	"github.com/wavecd/wavecd/internal/hook"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/operation"
 	"github.com/wavecd/wavecd/internal/teardown"
 )
 
@@ -23,6 +25,17 @@ const (
 	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
 	FinalizerResourcesForeground = "resources-finalizer.argocd.argoproj.io/foreground"
 )
+
+// finalizer deletes apps whose deletion their finalizers hold: their
+// deletion hooks and their objects.
+type finalizer struct {
+	comparer *compare.Comparer
+	targets  *destination.Targets
+	// runs is told to stop an app's sync before its deletion starts.
+	runs       *operation.Registry
+	argoParity bool
+	now        func() time.Time
+}
 
 // deleteStage is one step of an app's deletion, held by one finalizer.
 type deleteStage struct {
@@ -36,12 +49,12 @@ type deleteStage struct {
 // finalizer), then its PostDelete hooks, then the cleanup of both kinds of
 // hooks by their delete policies. Each finalizer is removed once its step
 // is done; the Application goes when none is left.
-func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
-	r.runs.Stop(app.Name)
+func (f *finalizer) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
+	f.runs.Stop(app.Name)
 	if !slices.ContainsFunc(app.Finalizers, isOwnFinalizer) {
 		return reconcile.Result{}, nil
 	}
-	_, tgt, err := r.targets.Resolve(ctx, app)
+	_, tgt, err := f.targets.Resolve(ctx, app)
 	if destination.IsError(err) {
 		// As Argo CD: objects in a cluster that is no longer registered
 		// cannot be deleted; the app goes without them.
@@ -52,13 +65,13 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	for _, st := range r.deleteStages(ctx, tgt, app, s) {
+	for _, st := range f.deleteStages(ctx, tgt, app, s) {
 		if !slices.Contains(app.Finalizers, st.finalizer) {
 			continue
 		}
 		done, err := st.run()
 		if err != nil {
-			r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionError, err.Error())
+			setCondition(ctx, app, f.now(), v1alpha1.ApplicationConditionDeletionError, err.Error())
 			return reconcile.Result{RequeueAfter: requeueSoon * 5}, nil
 		}
 		if !done {
@@ -70,19 +83,19 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, s 
 }
 
 // deleteStages lists the steps of app's deletion in the order they run.
-func (r *Reconciler) deleteStages(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings) []deleteStage {
-	stages := []deleteStage{{FinalizerPreDelete, func() (bool, error) { return r.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
-	for _, f := range []string{FinalizerResources, FinalizerResourcesForeground, FinalizerResourcesBackground} {
+func (f *finalizer) deleteStages(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings) []deleteStage {
+	stages := []deleteStage{{FinalizerPreDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
+	for _, name := range []string{FinalizerResources, FinalizerResourcesForeground, FinalizerResourcesBackground} {
 		policy := metav1.DeletePropagationForeground
-		if f == FinalizerResourcesBackground {
+		if name == FinalizerResourcesBackground {
 			policy = metav1.DeletePropagationBackground
 		}
-		stages = append(stages, deleteStage{f, func() (bool, error) { return r.deleteObjects(ctx, tgt, app, s, policy) }})
+		stages = append(stages, deleteStage{name, func() (bool, error) { return f.deleteObjects(ctx, tgt, app, s, policy) }})
 	}
 	return append(stages,
-		deleteStage{FinalizerPostDelete, func() (bool, error) { return r.runDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
-		deleteStage{FinalizerPreDeleteCleanup, func() (bool, error) { return r.cleanupDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }},
-		deleteStage{FinalizerPostDeleteCleanup, func() (bool, error) { return r.cleanupDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+		deleteStage{FinalizerPostDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+		deleteStage{FinalizerPreDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }},
+		deleteStage{FinalizerPostDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
 	)
 }
 
@@ -91,7 +104,7 @@ func (r *Reconciler) deleteStages(ctx context.Context, tgt *destination.Target, 
 // next, or in Argo CD's order with ArgoParity) and reports whether they are
 // all gone. While it waits, the DeletionWait condition says on what, and
 // DeletionStalled says so once a step has waited the stall timeout.
-func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
+func (f *finalizer) deleteObjects(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
 	live, err := tgt.Kube.ListTracked(ctx, s.TrackingOf(app.Name), kube.ListOptions{Kinds: compare.KindsOf(nil, app.Status.Resources)})
 	if err != nil {
 		return false, err
@@ -101,7 +114,7 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target,
 		syncOptions = app.Spec.SyncPolicy.SyncOptions
 	}
 	plan := teardown.NewPlan(live, teardown.Options{
-		ArgoParity: r.opts.ArgoParity, App: app.Name, AppNamespace: app.Namespace, SyncOptions: syncOptions,
+		ArgoParity: f.argoParity, App: app.Name, AppNamespace: app.Namespace, SyncOptions: syncOptions,
 	})
 	p, err := teardown.Advance(ctx, tgt.Kube, plan, teardown.AdvanceOptions{Propagation: policy})
 	if err != nil {
@@ -115,9 +128,9 @@ func (r *Reconciler) deleteObjects(ctx context.Context, tgt *destination.Target,
 	if len(p.Deleted) > 0 {
 		logctx.From(ctx).Info("deleting the app's objects", "step", p.Step, "index", p.Index, "steps", p.Steps, "deleted", len(p.Deleted))
 	}
-	r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionWait, p.Message())
-	if m := p.Stalled(r.now(), s.StallTimeout); m != "" {
-		r.setCondition(ctx, app, v1alpha1.ApplicationConditionDeletionStalled, "stalled: "+m)
+	setCondition(ctx, app, f.now(), v1alpha1.ApplicationConditionDeletionWait, p.Message())
+	if m := p.Stalled(f.now(), s.StallTimeout); m != "" {
+		setCondition(ctx, app, f.now(), v1alpha1.ApplicationConditionDeletionStalled, "stalled: "+m)
 	} else {
 		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionDeletionStalled)
 	}

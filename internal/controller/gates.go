@@ -64,8 +64,8 @@ func (g *gateIndex) appsOf(svc health.ServiceRef) []string {
 
 // watchGates records the Services app's health waits on and makes the
 // target's live cache watch EndpointSlices when there are some.
-func (r *Reconciler) watchGates(ctx context.Context, tgt *destination.Target, app string, services []health.ServiceRef) {
-	r.gates.set(app, services)
+func (rt *router) watchGates(ctx context.Context, tgt *destination.Target, app string, services []health.ServiceRef) {
+	rt.gates.set(app, services)
 	if len(services) == 0 || tgt.Live == nil {
 		return
 	}
@@ -76,15 +76,15 @@ func (r *Reconciler) watchGates(ctx context.Context, tgt *destination.Target, ap
 
 // gateEvents refreshes the apps waiting on the Service an EndpointSlice
 // belongs to.
-func (r *Reconciler) gateEvents(_ context.Context, obj client.Object) []reconcile.Request {
+func (rt *router) gateEvents(_ context.Context, obj client.Object) []reconcile.Request {
 	svc := health.ServiceRef{Namespace: obj.GetNamespace(), Name: obj.GetLabels()[health.LabelServiceName]}
 	if svc.Name == "" {
 		return nil
 	}
 	var out []reconcile.Request
-	for _, app := range r.gates.appsOf(svc) {
-		r.refreshes.mark(app, normalRefresh)
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.opts.Namespace, Name: app}})
+	for _, app := range rt.gates.appsOf(svc) {
+		rt.refreshes.mark(app, normalRefresh)
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rt.namespace, Name: app}})
 	}
 	return out
 }

@@ -104,16 +104,12 @@ func trimBusy(reconciles int64, syncing bool) bool {
 	return syncing || reconciles >= memoryTrimBusy
 }
 
-// syncing reports whether a sync runs: the controller is busy, and the API
-// server's time goes to the syncs (the memory trimmer and the pace of
-// Events ask).
-func (r *Reconciler) syncing() bool { return r.runs.Count() > 0 }
-
-// newMemoryTrimmer trims r's process.
-func (r *Reconciler) newMemoryTrimmer() memoryTrimmer {
+// newMemoryTrimmer trims the process of a controller whose reconciles
+// activity counts and in which syncing says whether a sync runs.
+func newMemoryTrimmer(activity *activity, syncing func() bool) memoryTrimmer {
 	return memoryTrimmer{
 		interval: memoryTrimInterval,
-		busy:     func() bool { return trimBusy(r.activity.since(), r.syncing()) },
+		busy:     func() bool { return trimBusy(activity.since(), syncing()) },
 		free:     heapReclaimable,
 		release:  debug.FreeOSMemory,
 	}

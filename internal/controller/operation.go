@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"reflect"
+	stdsync "sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,21 +18,46 @@ import (
 	"github.com/wavecd/wavecd/internal/operation"
 )
 
-// setBase records the controller's lifetime context: sync runners stop
-// with the controller (their state is saved, and the next one resumes).
-func (r *Reconciler) setBase(ctx context.Context) {
-	r.baseMu.Lock()
-	defer r.baseMu.Unlock()
-	r.baseCtx = ctx
+// starter decides whether an app's operation runs now (an automated sync
+// due, a sync window or a dependency holding it back, a new revision
+// superseding the running one) and starts its runner.
+type starter struct {
+	client     client.Client
+	apiReader  client.Reader
+	status     *appstatus.Writer
+	runs       *operation.Registry
+	runner     *operation.Runner
+	argoParity bool
+	now        func() time.Time
+	life       *lifetime
+	// enqueue reconciles an app again.
+	enqueue func(namespace, name string)
+	// host is the controller as req's operation sees it.
+	host func(req opRequest) operation.Host
 }
 
-func (r *Reconciler) base() context.Context {
-	r.baseMu.Lock()
-	defer r.baseMu.Unlock()
-	if r.baseCtx == nil {
+// lifetime is the controller's lifetime context: sync runners stop with
+// the controller (their state is saved, and the next one resumes).
+type lifetime struct {
+	mu  stdsync.Mutex
+	ctx context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+}
+
+func (l *lifetime) set(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ctx = ctx
+}
+
+// context is the controller's lifetime context; Background before it
+// starts.
+func (l *lifetime) context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
 		return context.Background()
 	}
-	return r.baseCtx
+	return l.ctx
 }
 
 // opRequest is what deciding on and starting an app's sync works with.
@@ -52,25 +77,25 @@ type opRequest struct {
 // in req.app; it reports whether a sync is to run. A sync that a sync
 // window or a dependency holds back is recorded as a wait condition; the
 // returned duration is when a closed sync window opens (0: no wait).
-func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
+func (sr *starter) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
-	if r.runs.Active(app.Name) {
-		r.supersedeIfNewRevision(ctx, app)
+	if sr.runs.Active(app.Name) {
+		sr.supersedeIfNewRevision(ctx, app)
 		return 0, false
 	}
 	// An automated sync this reconcile requests was checked for waits here.
 	checked := false
 	if app.Operation == nil {
-		op, wait := r.autoSyncOperation(app)
+		op, wait := sr.autoSyncOperation(app)
 		if op == nil {
 			if wait > 0 {
-				r.requeueAfter(app, wait)
+				sr.requeueAfter(app, wait)
 			}
-			r.setWait(ctx, app, "", "")
+			sr.setWait(ctx, app, "", "")
 			return 0, false
 		}
-		if wait, msg := r.held(ctx, req, false); msg.typ != "" {
-			r.setWait(ctx, app, msg.typ, msg.text)
+		if wait, msg := sr.held(ctx, req, false); msg.typ != "" {
+			sr.setWait(ctx, app, msg.typ, msg.text)
 			return wait, false
 		}
 		// The refreshed status and the operation go in one write.
@@ -80,13 +105,13 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 		checked = true
 	}
 	resuming := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationRunning &&
-		reflect.DeepEqual(app.Status.OperationState.Operation, *app.Operation)
+		operation.EqualOperation(app.Status.OperationState.Operation, *app.Operation)
 	if !resuming && !checked {
-		if wait, msg := r.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
-			r.setWait(ctx, app, msg.typ, msg.text)
+		if wait, msg := sr.held(ctx, req, !app.Operation.InitiatedBy.Automated); msg.typ != "" {
+			sr.setWait(ctx, app, msg.typ, msg.text)
 			return wait, false
 		}
-		r.setWait(ctx, app, "", "")
+		sr.setWait(ctx, app, "", "")
 	}
 	return 0, true
 }
@@ -95,15 +120,15 @@ func (r *Reconciler) handleOperation(ctx context.Context, req opRequest) (time.D
 // when not nil, is the reconcile's pending patch that asked for the
 // operation (an automated sync), not written yet: the sync's first write
 // carries it (deferRequest), or it is written now when no runner starts.
-func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *appstatus.Patch) error {
+func (sr *starter) startRunner(ctx context.Context, req opRequest, request *appstatus.Patch) error {
 	app := req.app
 	if app.Operation == nil {
 		// Another writer (a replica that owned the app a moment ago, a user)
 		// removed the operation since it was asked for: nothing to run.
 		return nil
 	}
-	runCtx, cancel := context.WithCancel(logctx.With(r.base(), logctx.From(ctx)))
-	if !r.runs.Start(app.Name, cancel, r.now()) {
+	runCtx, cancel := context.WithCancel(logctx.With(sr.life.context(), logctx.From(ctx)))
+	if !sr.runs.Start(app.Name, cancel, sr.now()) {
 		cancel()
 		if request != nil {
 			return request.Flush(ctx)
@@ -115,20 +140,20 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		// controller's last write (ReadCurrent): nothing ran it since. The
 		// request's write owns app; the runner reads a copy of its own.
 		req.app = app.DeepCopy()
-		r.runs.Wrote(app.Name, app.DeepCopy())
-		r.deferRequest(runCtx, app.Name, request)
-		go r.runner.Run(runCtx, req.operation(), opHost{r: r, req: req})
+		sr.runs.Wrote(app.Name, app.DeepCopy())
+		sr.deferRequest(runCtx, app.Name, request)
+		go sr.runner.Run(runCtx, req.operation(), sr.host(req))
 		return nil
 	}
 	// A runner may have finished this very operation since app was read:
 	// start only what the API server still asks for. A copy at or after
 	// the controller's own last write to the app (the operation it just
 	// requested, say) already includes any runner's end.
-	if !r.status.IncludesLast(app.Name, app.ResourceVersion) {
+	if !sr.status.IncludesLast(app.Name, app.ResourceVersion) {
 		fresh := &v1alpha1.Application{}
-		if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
-			!reflect.DeepEqual(*fresh.Operation, *app.Operation) {
-			r.runs.Done(app.Name)
+		if err := sr.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
+			!operation.EqualOperation(*fresh.Operation, *app.Operation) {
+			sr.runs.Done(app.Name)
 			cancel()
 			return client.IgnoreNotFound(err)
 		}
@@ -137,8 +162,8 @@ func (r *Reconciler) startRunner(ctx context.Context, req opRequest, request *ap
 		// The runner reads a copy of its own: the reconcile goes on with app.
 		req.app = app.DeepCopy()
 	}
-	r.runs.Wrote(app.Name, req.app.DeepCopy())
-	go r.runner.Run(runCtx, req.operation(), opHost{r: r, req: req})
+	sr.runs.Wrote(app.Name, req.app.DeepCopy())
+	go sr.runner.Run(runCtx, req.operation(), sr.host(req))
 	return nil
 }
 
@@ -147,11 +172,11 @@ type waitMessage struct{ typ, text string }
 
 // held says why a sync may not start now (a sync window, then the app's
 // dependencies), with how long until the window opens; zero when it may.
-func (r *Reconciler) held(ctx context.Context, req opRequest, manual bool) (time.Duration, waitMessage) {
-	if wait, msg := r.windowWait(req, manual); msg != "" {
+func (sr *starter) held(ctx context.Context, req opRequest, manual bool) (time.Duration, waitMessage) {
+	if wait, msg := sr.windowWait(req, manual); msg != "" {
 		return wait, waitMessage{typ: ConditionSyncWindowWait, text: msg}
 	}
-	if msg := r.dependencyWait(ctx, req.app); msg != "" {
+	if msg := sr.dependencyWait(ctx, req.app); msg != "" {
 		return 0, waitMessage{typ: v1alpha1.ApplicationConditionDependencyWait, text: msg}
 	}
 	return 0, waitMessage{}
@@ -162,14 +187,14 @@ var waitConditions = []string{ConditionSyncWindowWait, v1alpha1.ApplicationCondi
 
 // setWait records the wait condition typ with message text, dropping the
 // other wait conditions; typ "" drops them all.
-func (r *Reconciler) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) {
+func (sr *starter) setWait(ctx context.Context, app *v1alpha1.Application, typ, text string) {
 	for _, c := range waitConditions {
 		if c != typ {
 			application.ClearCondition(&app.Status, c)
 		}
 	}
 	if typ != "" && (!hasCondition(app, typ) || conditionMessage(app, typ) != text) {
-		application.SetCondition(&app.Status, typ, text, r.now())
+		application.SetCondition(&app.Status, typ, text, sr.now())
 		logctx.From(ctx).Info("sync waits", "condition", typ, "message", text)
 	}
 }
@@ -180,12 +205,12 @@ func clearWaits(st *v1alpha1.ApplicationStatus) {
 	}
 }
 
-func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Application) string {
+func (sr *starter) dependencyWait(ctx context.Context, app *v1alpha1.Application) string {
 	if len(application.DependsOn(app)) == 0 {
 		return ""
 	}
 	list := &v1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, list, client.InNamespace(app.Namespace)); err != nil {
+	if err := sr.client.List(ctx, list, client.InNamespace(app.Namespace)); err != nil {
 		return "waiting for dependencies: " + err.Error()
 	}
 	apps := map[string]*v1alpha1.Application{}
@@ -195,9 +220,9 @@ func (r *Reconciler) dependencyWait(ctx context.Context, app *v1alpha1.Applicati
 	return dependencyWait(app, apps)
 }
 
-func (r *Reconciler) requeueAfter(app *v1alpha1.Application, d time.Duration) {
+func (sr *starter) requeueAfter(app *v1alpha1.Application, d time.Duration) {
 	namespace, name := app.Namespace, app.Name // app is written meanwhile
-	time.AfterFunc(d, func() { r.enqueue(namespace, name) })
+	time.AfterFunc(d, func() { sr.enqueue(namespace, name) })
 }
 
 // operation is the request as the operation runner takes it.

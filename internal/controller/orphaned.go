@@ -3,13 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
-	"github.com/wavecd/wavecd/internal/application"
-	"github.com/wavecd/wavecd/internal/destination"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/project"
@@ -40,20 +37,6 @@ func orphanedWarning(ctx context.Context, cluster *kube.Cluster, app *v1alpha1.A
 	}
 	logctx.From(ctx).Debug("orphaned resources", "objects", orphans)
 	return fmt.Sprintf("Application has %d orphaned resources", len(orphans)), nil
-}
-
-// checkOrphans sets or clears the app's OrphanedResourceWarning. A listing
-// that fails leaves the condition as it was.
-func (r *Reconciler) checkOrphans(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, now time.Time) {
-	msg, err := orphanedWarning(ctx, tgt.Kube, app, proj, r.installationID())
-	switch {
-	case err != nil:
-		logctx.From(ctx).Warn("look for orphaned resources", "err", err)
-	case msg == "":
-		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning)
-	default:
-		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning, msg, now)
-	}
 }
 
 // perNamespace are objects Kubernetes creates in every namespace.

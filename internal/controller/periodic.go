@@ -59,3 +59,13 @@ func onRefreshTick(now time.Time, d time.Duration) time.Duration {
 	}
 	return due.Sub(now)
 }
+
+// lastCompared is when app was last compared: by this controller, or as
+// its status says.
+func (r *Reconciler) lastCompared(app *v1alpha1.Application) (time.Time, bool) {
+	t, ok := r.compared.get(app.Name)
+	if st := app.Status.ReconciledAt; st != nil && st.After(t) {
+		return st.Time, true
+	}
+	return t, ok
+}

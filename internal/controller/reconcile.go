@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -47,28 +46,30 @@ type Reconciler struct {
 	// status reads and writes the apps: one pending patch per reconcile.
 	status    *appstatus.Writer
 	opts      Options
-	ctrl      controller.Controller
 	refreshes *refreshSet
 	// parentPace spaces out the refreshes of apps of apps.
 	parentPace *parentPace
+	// router turns watch events into the apps to reconcile.
+	router *router
 	// runs keeps the sync operation running for each app; runner runs
 	// them.
-	runs     *operation.Registry
-	runner   *operation.Runner
-	compared comparedTimes
-	gates    gateIndex
-	activity activity
-	settings settingsCache
-	now      func() time.Time
+	runs      *operation.Registry
+	runner    *operation.Runner
+	finalizer *finalizer
+	starter   *starter
+	compared  comparedTimes
+	activity  activity
+	settings  settingsCache
+	now       func() time.Time
 	// metrics records reconciles, syncs, app state and Git fetches (nil: none).
 	metrics *metrics.Metrics
 	events  chan event.GenericEvent
 	// recorder records Kubernetes Events on Applications; nil records none.
 	recorder record.EventRecorder
 	// shards says which apps this replica reconciles; nil: all of them.
-	shards  *shard.Coordinator
-	baseMu  stdsync.Mutex
-	baseCtx context.Context //nolint:containedctx // the controller's lifetime, for sync runners
+	shards *shard.Coordinator
+	// life is the controller's lifetime context.
+	life *lifetime
 }
 
 // newReconciler builds a Reconciler; c is the manager's cached client,
@@ -85,6 +86,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		refreshes:  &refreshSet{marks: map[string]refreshKind{}},
 		parentPace: newParentPace(),
 		runs:       operation.NewRegistry(opts.OperationProcessors),
+		life:       &lifetime{},
 		events:     make(chan event.GenericEvent, 256),
 		now:        now,
 	}
@@ -93,10 +95,19 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.ObserveGitFetch,
 	})
 	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
-	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.trackingOwner, Render: r.renderLocal}
+	r.router = &router{
+		client: c, namespace: opts.Namespace, refreshes: r.refreshes, parentPace: r.parentPace, gates: &gateIndex{},
+		targets: targets, installationID: r.installationID,
+	}
+	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.router.trackingOwner, Render: r.renderLocal}
+	r.finalizer = &finalizer{comparer: r.comparer, targets: targets, runs: r.runs, argoParity: opts.ArgoParity, now: now}
 	r.runner = &operation.Runner{
 		Registry: r.runs, Comparer: r.comparer, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
 		ArgoParity: opts.ArgoParity, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
+	}
+	r.starter = &starter{
+		client: c, apiReader: reader, status: r.status, runs: r.runs, runner: r.runner, argoParity: opts.ArgoParity,
+		now: now, life: r.life, enqueue: r.enqueue, host: func(req opRequest) operation.Host { return opHost{r: r, req: req} },
 	}
 	return r
 }
@@ -162,7 +173,7 @@ func (r *Reconciler) reconcileApp(ctx context.Context, read *v1alpha1.Applicatio
 	if err == nil && run != nil && run.requested && st.StatusOnly() {
 		// The sync's first write carries the request (deferRequest).
 		r.setAppInfo(app)
-		return res, r.startRunner(ctx, *run, st)
+		return res, r.starter.startRunner(ctx, *run, st)
 	}
 	werr := st.Flush(ctx)
 	r.setAppInfo(app)
@@ -172,7 +183,7 @@ func (r *Reconciler) reconcileApp(ctx context.Context, read *v1alpha1.Applicatio
 	if err != nil || run == nil {
 		return res, err
 	}
-	return res, r.startRunner(ctx, *run, nil)
+	return res, r.starter.startRunner(ctx, *run, nil)
 }
 
 // setAppInfo records app's project, health and sync status as metrics.
@@ -189,29 +200,29 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	app := st.App()
 	settings, err := r.settings.get(ctx, r.client, r.opts)
 	if err != nil {
-		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 		return reconcile.Result{}, nil, nil
 	}
 	if app.DeletionTimestamp != nil {
-		res, err := r.finalize(ctx, app, settings)
+		res, err := r.finalizer.finalize(ctx, app, settings)
 		return res, nil, err
 	}
 	proj, err := getProject(ctx, r.client, app.Namespace, app.Spec.Project)
 	if err != nil {
-		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 		return reconcile.Result{}, nil, nil
 	}
 	dest, tgt, err := r.targets.Resolve(ctx, app)
 	if destination.IsError(err) {
 		// A cluster Secret that appears later reconciles the app at once.
-		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
+		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
 	if problems := project.Check(proj, app, dest); len(problems) > 0 {
-		r.setCondition(ctx, app, v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
+		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
 	application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
@@ -221,7 +232,7 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 		return reconcile.Result{}, nil, err
 	}
 	requested := app.Operation == nil
-	wait, run := r.handleOperation(ctx, req)
+	wait, run := r.starter.handleOperation(ctx, req)
 	req.requested = requested && app.Operation != nil
 	next := r.nextRefresh(app, settings)
 	for _, d := range []time.Duration{wait, pause} {
@@ -354,18 +365,18 @@ func (r *Reconciler) comparisonRetry(app *v1alpha1.Application, s *Settings) (ti
 // setCondition records a condition of the given type in the app's
 // status, replacing any of that type. The reconcile then ends without an
 // error, so it is not retried hot: the condition says what is wrong.
-func (r *Reconciler) setCondition(ctx context.Context, app *v1alpha1.Application, typ, message string) {
+func setCondition(ctx context.Context, app *v1alpha1.Application, now time.Time, typ, message string) {
 	if conditionMessage(app, typ) == message && hasCondition(app, typ) {
 		return
 	}
-	application.SetCondition(&app.Status, typ, message, r.now())
+	application.SetCondition(&app.Status, typ, message, now)
 	logctx.From(ctx).Info("condition", "type", typ, "message", message)
 }
 
 func (r *Reconciler) enqueue(namespace, name string) {
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name = namespace, name
-	done := r.base().Done()
+	done := r.life.context().Done()
 	go func() {
 		select {
 		case r.events <- event.GenericEvent{Object: app}:
@@ -383,63 +394,6 @@ func dependsOnIndex(obj client.Object) []string {
 		return nil
 	}
 	return application.DependsOn(app)
-}
-
-// dependents names the apps in namespace that depend on app name: through
-// the cache's index, or by listing every app when the client has none.
-func (r *Reconciler) dependents(namespace, name string) []string {
-	ctx := context.Background()
-	apps := &v1alpha1.ApplicationList{}
-	err := r.client.List(ctx, apps, client.InNamespace(namespace), client.MatchingFields{indexDependsOn: name})
-	if err != nil {
-		if err := r.client.List(ctx, apps, client.InNamespace(namespace)); err != nil {
-			return nil
-		}
-	}
-	var out []string
-	for i := range apps.Items {
-		for _, d := range application.DependsOn(&apps.Items[i]) {
-			if d == name {
-				out = append(out, apps.Items[i].Name)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// settingsEvents refreshes every app when argocd-cm changes.
-func (r *Reconciler) settingsEvents(ctx context.Context, obj client.Object) []reconcile.Request {
-	if obj.GetName() != SettingsConfigMap {
-		return nil
-	}
-	apps := &v1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(apps.Items))
-	for i := range apps.Items {
-		r.refreshes.mark(apps.Items[i].Name, normalRefresh)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
-	}
-	return reqs
-}
-
-// projectEvents reconciles the apps of a project that changed, so a
-// project that permits an app again (or no longer does) takes effect at once.
-func (r *Reconciler) projectEvents(ctx context.Context, obj client.Object) []reconcile.Request {
-	apps := &v1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range apps.Items {
-		project := apps.Items[i].Spec.Project
-		if project == obj.GetName() || project == "" && obj.GetName() == "default" {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
-		}
-	}
-	return reqs
 }
 
 // refreshSet remembers apps that must refresh on their next reconcile,
@@ -499,4 +453,23 @@ func latest(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// syncing reports whether a sync runs: the controller is busy, and the API
+// server's time goes to the syncs (the memory trimmer and the pace of
+// Events ask).
+func (r *Reconciler) syncing() bool { return r.runs.Count() > 0 }
+
+// installationID is the installation ID in force (argocd-cm's, or the
+// option's when set).
+func (r *Reconciler) installationID() string {
+	if r.opts.InstallationID != "" {
+		return r.opts.InstallationID
+	}
+	r.settings.mu.Lock()
+	defer r.settings.mu.Unlock()
+	if r.settings.settings != nil {
+		return r.settings.settings.InstallationID
+	}
+	return ""
 }

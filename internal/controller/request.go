@@ -35,7 +35,7 @@ const requestWriteDelay = operation.ProgressInterval
 // requestWrite is an automated sync's request not yet written: the
 // reconcile's pending patch of the app, which holds the operation.
 type requestWrite struct {
-	r    *Reconciler
+	sr   *starter
 	name string
 	// mu is held while the patch is written, so that no other write of
 	// the sync goes before it.
@@ -47,8 +47,8 @@ type requestWrite struct {
 // deferRequest leaves the pending patch p, which requests an automated
 // sync of app name, to the sync's first write, or to a write of its own
 // after requestWriteDelay. The runner must be started.
-func (r *Reconciler) deferRequest(ctx context.Context, name string, p *appstatus.Patch) {
-	q := &requestWrite{r: r, name: name, patch: p}
+func (sr *starter) deferRequest(ctx context.Context, name string, p *appstatus.Patch) {
+	q := &requestWrite{sr: sr, name: name, patch: p}
 	// Held until the timer is set: a write the timer starts waits for it.
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -57,7 +57,7 @@ func (r *Reconciler) deferRequest(ctx context.Context, name string, p *appstatus
 			logctx.From(ctx).Warn("write automated sync request", "err", err)
 		}
 	})
-	r.runs.SetPending(name, q)
+	sr.runs.SetPending(name, q)
 }
 
 // Write writes the request q unless it was written or dropped. With
@@ -74,7 +74,7 @@ func (q *requestWrite) Write(ctx context.Context, change func(app *v1alpha1.Appl
 	}
 	q.patch = nil
 	q.timer.Stop()
-	if change != nil && q.r.unchangedSince(ctx, p.Base()) {
+	if change != nil && q.sr.unchangedSince(ctx, p.Base()) {
 		p.Stage()
 		change(p.App())
 		combined = true
@@ -82,16 +82,16 @@ func (q *requestWrite) Write(ctx context.Context, change func(app *v1alpha1.Appl
 	if err := p.Flush(ctx); err != nil {
 		return false, err
 	}
-	q.r.runs.Wrote(q.name, p.App().DeepCopy())
+	q.sr.runs.Wrote(q.name, p.App().DeepCopy())
 	return combined, nil
 }
 
 // unchangedSince reports whether the cached app is still at base's
 // version: no one wrote it since. Only the version is read: the cache's
 // own copy serves, uncopied.
-func (r *Reconciler) unchangedSince(ctx context.Context, base *v1alpha1.Application) bool {
+func (sr *starter) unchangedSince(ctx context.Context, base *v1alpha1.Application) bool {
 	cur := &v1alpha1.Application{}
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(base), cur, client.UnsafeDisableDeepCopy); err != nil {
+	if err := sr.client.Get(ctx, client.ObjectKeyFromObject(base), cur, client.UnsafeDisableDeepCopy); err != nil {
 		return false
 	}
 	return cur.ResourceVersion == base.ResourceVersion

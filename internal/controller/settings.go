@@ -8,6 +8,7 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/source"
+	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 // SettingsConfigMap is Argo CD's settings ConfigMap, in the controller's
@@ -89,4 +90,20 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 		s.Mirrors.Add(url, path)
 	}
 	return s, nil
+}
+
+// parseStallTimeout reads wavecd.stall.timeout; the controller option wins.
+func (s *Settings) parseStallTimeout(data map[string]string, opts Options) error {
+	s.StallTimeout = wsync.DefaultStallTimeout
+	if v := strings.TrimSpace(data[keyStallTimeout]); v != "" {
+		d, err := v1alpha1.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("argocd-cm key %s: %w", keyStallTimeout, err)
+		}
+		s.StallTimeout = d
+	}
+	if opts.StallTimeout != 0 {
+		s.StallTimeout = opts.StallTimeout
+	}
+	return nil
 }

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/shard"
 )
 
@@ -37,6 +35,7 @@ func (r *Reconciler) setupShards(mgr manager.Manager) error {
 			r.metrics.ObserveRebalance(r.opts.ReplicaID, gained, lost)
 		},
 	}, shard.Options{Expected: r.opts.ShardReplicas})
+	r.router.shards = r.shards
 	r.status.SetFieldOwner(shard.FieldManager(r.opts.ReplicaID))
 	if err := mgr.Add(r.shards); err != nil {
 		return fmt.Errorf("add shard coordinator: %w", err)
@@ -58,25 +57,4 @@ func (r *Reconciler) giveUp(name string) {
 	r.compared.forget(name)
 	r.comparer.Forget(types.NamespacedName{Namespace: r.opts.Namespace, Name: name})
 	r.metrics.DeleteApp(r.opts.Namespace, name)
-}
-
-// shardChanged tells the Coordinator of an app event that may move apps:
-// an app created or deleted, or a change of its pin or destination.
-func (r *Reconciler) shardChanged(e any) {
-	if r.shards == nil {
-		return
-	}
-	switch e := e.(type) {
-	case event.UpdateEvent:
-		o, n := e.ObjectOld, e.ObjectNew
-		oa, ok1 := o.(*v1alpha1.Application)
-		na, ok2 := n.(*v1alpha1.Application)
-		if ok1 && ok2 && oa.Annotations[shard.AnnotationShard] == na.Annotations[shard.AnnotationShard] &&
-			oa.Spec.Destination == na.Spec.Destination {
-			return
-		}
-	case event.GenericEvent:
-		return
-	}
-	r.shards.Changed()
 }

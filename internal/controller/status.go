@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
@@ -76,7 +77,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 			application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
 		}
 		r.applyComparison(app, cmp, now)
-		r.watchGates(ctx, tgt, app.Name, cmp.Gates)
+		r.router.watchGates(ctx, tgt, app.Name, cmp.Gates)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
 	if fields := render.UnsupportedFields(app); len(fields) > 0 {
@@ -146,3 +147,31 @@ func nowPtr(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 // AnnotationCompareOptions holds an app's or an object's comparison
 // options (see internal/compare).
 const AnnotationCompareOptions = compare.AnnotationCompareOptions
+
+// renderLocal renders app at the local destination, for the node
+// provisioner finder.
+func (r *Reconciler) renderLocal(ctx context.Context, app *v1alpha1.Application) ([]*unstructured.Unstructured, error) {
+	s, err := r.settings.get(ctx, r.client, r.opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.comparer.Render(ctx, r.targets.Local(), app, &s.Settings, compare.RenderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return res.Objects, nil
+}
+
+// checkOrphans sets or clears the app's OrphanedResourceWarning. A listing
+// that fails leaves the condition as it was.
+func (r *Reconciler) checkOrphans(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, now time.Time) {
+	msg, err := orphanedWarning(ctx, tgt.Kube, app, proj, r.installationID())
+	switch {
+	case err != nil:
+		logctx.From(ctx).Warn("look for orphaned resources", "err", err)
+	case msg == "":
+		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning)
+	default:
+		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionOrphanedResourceWarning, msg, now)
+	}
+}

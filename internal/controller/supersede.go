@@ -19,8 +19,8 @@ import (
 // of a revision (syncing: the one its current attempt renders, else the
 // operation's) other than the one the last comparison of its current spec
 // found, and that stops it (never in Argo CD parity).
-func (r *Reconciler) supersedes(app *v1alpha1.Application, syncing string) bool {
-	if r.opts.ArgoParity || app.Operation == nil || !app.Operation.InitiatedBy.Automated || app.Operation.Sync == nil {
+func (sr *starter) supersedes(app *v1alpha1.Application, syncing string) bool {
+	if sr.argoParity || app.Operation == nil || !app.Operation.InitiatedBy.Automated || app.Operation.Sync == nil {
 		return false
 	}
 	st := app.Status.Sync
@@ -38,12 +38,12 @@ func (r *Reconciler) supersedes(app *v1alpha1.Application, syncing string) bool 
 
 // supersedeIfNewRevision asks app's running sync to stop when a new
 // revision supersedes it.
-func (r *Reconciler) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
-	if !r.supersedes(app, r.runs.Revision(app.Name)) {
+func (sr *starter) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
+	if !sr.supersedes(app, sr.runs.Revision(app.Name)) {
 		return
 	}
-	if r.runs.Supersede(app.Name) {
+	if sr.runs.Supersede(app.Name) {
 		logctx.From(ctx).Info("a new revision supersedes the running sync; it stops at its next safe point",
-			"running", r.runs.Revision(app.Name), "new", app.Status.Sync.Revision)
+			"running", sr.runs.Revision(app.Name), "new", app.Status.Sync.Revision)
 	}
 }

@@ -125,7 +125,7 @@ func TestSupersedes(t *testing.T) {
 			if err := yaml.UnmarshalStrict(data, app); err != nil {
 				t.Fatalf("%s: %v", tc.app, err)
 			}
-			r := &Reconciler{opts: Options{ArgoParity: tc.parity}}
+			r := &starter{argoParity: tc.parity}
 			if got := r.supersedes(app, tc.syncing); got != tc.want {
 				t.Errorf("supersedes = %v, want %v", got, tc.want)
 			}

@@ -16,11 +16,11 @@ import (
 // went away or changed are dropped, and the apps whose destination names
 // the Secret's server or name are reconciled (an unknown destination
 // becomes valid, a removed one invalid).
-func (r *Reconciler) clusterEvents(ctx context.Context, obj client.Object) []reconcile.Request {
-	if r.shards != nil {
-		r.shards.Changed() // a cluster's shard pins its apps
+func (rt *router) clusterEvents(ctx context.Context, obj client.Object) []reconcile.Request {
+	if rt.shards != nil {
+		rt.shards.Changed() // a cluster's shard pins its apps
 	}
-	if err := r.targets.Prune(ctx); err != nil {
+	if err := rt.targets.Prune(ctx); err != nil {
 		logctx.From(ctx).Warn("read cluster secrets", "err", err)
 	}
 	s, ok := obj.(*corev1.Secret)
@@ -30,7 +30,7 @@ func (r *Reconciler) clusterEvents(ctx context.Context, obj client.Object) []rec
 	server := strings.TrimRight(strings.TrimSpace(string(s.Data["server"])), "/")
 	name := strings.TrimSpace(string(s.Data["name"]))
 	apps := &v1alpha1.ApplicationList{}
-	if err := r.client.List(ctx, apps, client.InNamespace(r.opts.Namespace)); err != nil {
+	if err := rt.client.List(ctx, apps, client.InNamespace(rt.namespace)); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request

@@ -19,7 +19,7 @@ const ConditionSyncWindowWait = "SyncWindowWait"
 // message for ConditionSyncWindowWait and how long until the windows let
 // it start (0 when that is more than a year away). Windows that do not
 // parse block every sync, as in Argo CD, until the project is fixed.
-func (r *Reconciler) windowWait(req opRequest, manual bool) (time.Duration, string) {
+func (sr *starter) windowWait(req opRequest, manual bool) (time.Duration, string) {
 	specs := req.proj.Spec.SyncWindows
 	if len(specs) == 0 {
 		return 0, ""
@@ -28,7 +28,7 @@ func (r *Reconciler) windowWait(req opRequest, manual bool) (time.Duration, stri
 	if err != nil {
 		return 0, fmt.Sprintf("sync blocked: project %s has invalid sync windows: %v", req.proj.Name, err)
 	}
-	now := r.now()
+	now := sr.now()
 	d := syncwindow.Evaluate(windows, syncwindow.Target{
 		App: req.app.Name, Namespace: req.app.Spec.Destination.Namespace, Server: req.dest.Server, Cluster: req.dest.Name,
 	}, now, manual)
