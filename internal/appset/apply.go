@@ -29,7 +29,7 @@ const postDeleteFinalizerPrefix = "post-delete-finalizer.argocd.argoproj.io"
 
 // resourcesFinalizers are the finalizers that make the Application
 // controller delete an app's objects.
-var resourcesFinalizers = []string{FinalizerResources, FinalizerResources + "/foreground", FinalizerResources + "/background"}
+var resourcesFinalizers = []string{v1alpha1.FinalizerResources, v1alpha1.FinalizerResourcesForeground, v1alpha1.FinalizerResourcesBackground}
 
 // applyError is a failure to create or update one app.
 type applyError struct {
@@ -262,7 +262,7 @@ func (r *Reconciler) destinationRegistered(ctx context.Context, d v1alpha1.Appli
 func (r *Reconciler) finalize(ctx context.Context, set *v1alpha1.ApplicationSet) error {
 	r.results.forget(set.Name)
 	r.failures.reset(set.Name)
-	if !slices.Contains(set.Finalizers, FinalizerResources) {
+	if !slices.Contains(set.Finalizers, v1alpha1.FinalizerResources) {
 		return nil
 	}
 	owned, err := r.ownedApps(ctx, set)
@@ -286,9 +286,9 @@ func (r *Reconciler) finalize(ctx context.Context, set *v1alpha1.ApplicationSet)
 		}
 	}
 	before := set.DeepCopy()
-	set.Finalizers = slices.DeleteFunc(slices.Clone(set.Finalizers), func(f string) bool { return f == FinalizerResources })
+	set.Finalizers = slices.DeleteFunc(slices.Clone(set.Finalizers), func(f string) bool { return f == v1alpha1.FinalizerResources })
 	if err := r.client.Patch(ctx, set, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("remove finalizer %s: %w", FinalizerResources, err)
+		return fmt.Errorf("remove finalizer %s: %w", v1alpha1.FinalizerResources, err)
 	}
 	return nil
 }

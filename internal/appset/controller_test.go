@@ -58,8 +58,8 @@ func TestGitDirectoriesFollowGit(t *testing.T) {
 	if ref == nil || ref.Kind != "ApplicationSet" || ref.Name != "dirs" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("alpha's controller reference = %+v, want the ApplicationSet dirs", ref)
 	}
-	if !slices.Contains(alpha.Finalizers, FinalizerResources) {
-		t.Errorf("alpha's finalizers = %v, want %s", alpha.Finalizers, FinalizerResources)
+	if !slices.Contains(alpha.Finalizers, v1alpha1.FinalizerResources) {
+		t.Errorf("alpha's finalizers = %v, want %s", alpha.Finalizers, v1alpha1.FinalizerResources)
 	}
 	if names := h.appNames(); !slices.Equal(names, []string{"alpha", "beta"}) {
 		t.Errorf("apps = %v, want alpha and beta", names)

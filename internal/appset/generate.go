@@ -149,14 +149,10 @@ func (g *generation) renderOne(tmpl v1alpha1.ApplicationSetTemplate, p params) (
 	// Whatever the template says, an app lives in its set's namespace.
 	app.Namespace = g.set.Namespace
 	if len(app.Finalizers) == 0 && !preserveResources(g.set) {
-		app.Finalizers = []string{FinalizerResources}
+		app.Finalizers = []string{v1alpha1.FinalizerResources}
 	}
 	return app, nil
 }
-
-// FinalizerResources makes the Application controller delete an app's
-// objects before the app goes.
-const FinalizerResources = "resources-finalizer.argocd.argoproj.io"
 
 func preserveResources(set *v1alpha1.ApplicationSet) bool {
 	return set.Spec.SyncPolicy != nil && set.Spec.SyncPolicy.PreserveResourcesOnDeletion

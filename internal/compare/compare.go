@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -101,7 +102,7 @@ func (c *Comparer) Compare(ctx context.Context, tgt *destination.Target, app *v1
 	if err := cmp.convertChildren(); err != nil {
 		return nil, err
 	}
-	if err := diffAll(ctx, tgt, app, cmp); err != nil {
+	if err := diffAll(ctx, tgt, app, cmp, s); err != nil {
 		return nil, err
 	}
 	cmp.Gates = gatedServices(s, cmp.Live)
@@ -128,7 +129,7 @@ func (c *Comparer) diffRendered(ctx context.Context, tgt *destination.Target, ap
 	if err := cmp.convertChildren(); err != nil {
 		return nil, err
 	}
-	if err := diffAll(ctx, tgt, app, cmp); err != nil {
+	if err := diffAll(ctx, tgt, app, cmp, s); err != nil {
 		return nil, err
 	}
 	return cmp, nil
@@ -163,12 +164,12 @@ func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, ap
 // diffAll compares every desired object with its live counterpart (in
 // parallel: each may need a dry run and a read), and lists live objects
 // that left Git as extra.
-func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, cmp *Comparison) error {
+func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, cmp *Comparison, s *Settings) error {
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l
 	}
-	ignore := append(slices.Clone(app.Spec.IgnoreDifferences), controllerOwnedFields...)
+	ignore := append(slices.Clone(app.Spec.IgnoreDifferences), controllerOwnedFields(s.ArgoParity)...)
 	results := make([]objectDiff, len(cmp.Desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(diffConcurrency)
@@ -372,8 +373,24 @@ func isOwnedByTracked(o *unstructured.Unstructured) bool {
 }
 
 // controllerOwnedFields are written by controllers, not by Git: a child
-// Application's requested operation is never drift.
-var controllerOwnedFields = []diff.IgnoreRule{{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind, JSONPointers: []string{"/operation"}}}
+// Application's requested operation is never drift; nor, beyond Argo CD,
+// the deletion-hook finalizers the child's own controller adds while its
+// Git holds PreDelete or PostDelete hooks (a chart's Helm pre-delete
+// hook is one). Argo CD's parent reports those as drift and, with
+// self-heal, removes them again and again (argo-cd#17433, #27533); its
+// users ignore them with this very rule in argocd-cm. argoParity keeps
+// Argo CD's behaviour.
+func controllerOwnedFields(argoParity bool) []diff.IgnoreRule {
+	rule := diff.IgnoreRule{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationKind, JSONPointers: []string{"/operation"}}
+	if !argoParity {
+		rule.JQPathExpressions = []string{childFinalizers}
+	}
+	return []diff.IgnoreRule{rule}
+}
+
+// childFinalizers selects a child Application's deletion-hook finalizers.
+var childFinalizers = fmt.Sprintf(`.metadata.finalizers[]? | select(. == %q or . == %q or . == %q or . == %q)`,
+	v1alpha1.FinalizerPreDelete, v1alpha1.FinalizerPreDeleteCleanup, v1alpha1.FinalizerPostDelete, v1alpha1.FinalizerPostDeleteCleanup)
 
 // AnnotationCompareOptions holds an app's or an object's comparison
 // options, comma-separated: ServerSideDiff=false on an Application diffs

@@ -37,6 +37,9 @@ type Settings struct {
 	Kustomize render.KustomizeSettings
 	// Limits bound what a render reads and produces.
 	Limits render.Limits
+	// ArgoParity diffs as Argo CD does where wavecd differs: a child
+	// Application's deletion-hook finalizers count as drift.
+	ArgoParity bool
 }
 
 // SettingsOptions are the controller's options that change Settings.
@@ -78,6 +81,7 @@ func ParseSettings(data map[string]string, opts SettingsOptions) (Settings, erro
 		return Settings{}, fmt.Errorf("health settings in argocd-cm: %w", err)
 	}
 	s.Assessor = assessor
+	s.ArgoParity = opts.ArgoParity
 	return s, nil
 }
 

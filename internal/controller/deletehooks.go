@@ -19,16 +19,6 @@ import (
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
-// The deletion-hook finalizers, as Argo CD names them: the plain name holds
-// the app until its hooks of that type ran, the /cleanup one until they
-// were deleted as their delete policies say.
-const (
-	FinalizerPreDelete         = "pre-delete-finalizer.argocd.argoproj.io"
-	FinalizerPreDeleteCleanup  = FinalizerPreDelete + "/cleanup"
-	FinalizerPostDelete        = "post-delete-finalizer.argocd.argoproj.io"
-	FinalizerPostDeleteCleanup = FinalizerPostDelete + "/cleanup"
-)
-
 // deleteHookFinalizers returns app's finalizers with the deletion-hook
 // ones its desired state calls for: a PreDelete hook in Git asks for both
 // pre-delete finalizers, a PostDelete hook for both post-delete ones, and
@@ -37,16 +27,16 @@ func deleteHookFinalizers(finalizers []string, desired []*unstructured.Unstructu
 	want := map[string]bool{}
 	for _, o := range desired {
 		if hook.Has(o, hook.PreDelete) {
-			want[FinalizerPreDelete], want[FinalizerPreDeleteCleanup] = true, true
+			want[v1alpha1.FinalizerPreDelete], want[v1alpha1.FinalizerPreDeleteCleanup] = true, true
 		}
 		if hook.Has(o, hook.PostDelete) {
-			want[FinalizerPostDelete], want[FinalizerPostDeleteCleanup] = true, true
+			want[v1alpha1.FinalizerPostDelete], want[v1alpha1.FinalizerPostDeleteCleanup] = true, true
 		}
 	}
 	out := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool {
 		return isDeleteHookFinalizer(f) && !want[f]
 	})
-	for _, f := range []string{FinalizerPreDelete, FinalizerPreDeleteCleanup, FinalizerPostDelete, FinalizerPostDeleteCleanup} {
+	for _, f := range []string{v1alpha1.FinalizerPreDelete, v1alpha1.FinalizerPreDeleteCleanup, v1alpha1.FinalizerPostDelete, v1alpha1.FinalizerPostDeleteCleanup} {
 		if want[f] && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
@@ -55,7 +45,7 @@ func deleteHookFinalizers(finalizers []string, desired []*unstructured.Unstructu
 }
 
 func isDeleteHookFinalizer(f string) bool {
-	return f == FinalizerPreDelete || f == FinalizerPreDeleteCleanup || f == FinalizerPostDelete || f == FinalizerPostDeleteCleanup
+	return f == v1alpha1.FinalizerPreDelete || f == v1alpha1.FinalizerPreDeleteCleanup || f == v1alpha1.FinalizerPostDelete || f == v1alpha1.FinalizerPostDeleteCleanup
 }
 
 // errDeleteHookFailed is a deletion hook that ended Degraded.

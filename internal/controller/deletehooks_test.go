@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -77,9 +78,23 @@ func TestDeletionHooks(t *testing.T) {
 		"teardown/pre.yaml":  strings.NewReplacer("NAMING", "generateName: backup-", "TYPE", "PreDelete").Replace(deleteHookJob),
 		"teardown/post.yaml": strings.NewReplacer("NAMING", "name: notify", "TYPE", "PostDelete").Replace(deleteHookJob),
 	})
-	h.create(testApp{name: "teardown", repoURL: repo.Dir, automated: true, finalizers: []string{FinalizerResources}})
+	h.create(testApp{name: "teardown", repoURL: repo.Dir, automated: true, finalizers: []string{v1alpha1.FinalizerResources}})
 	app := h.waitApp("teardown", 60*time.Second, "Synced, Healthy and held by the deletion-hook finalizers", func(a *v1alpha1.Application) bool {
-		return syncedHealthy(a) && slices.Contains(a.Finalizers, FinalizerPreDelete) && slices.Contains(a.Finalizers, FinalizerPostDeleteCleanup)
+		return syncedHealthy(a) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPreDelete) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPostDeleteCleanup)
+	})
+	// A parent's sync writes the finalizers its Git lists: the app's own
+	// comparison puts the deletion-hook ones back at once, not at the next
+	// periodic refresh.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		stripped := h.app("teardown")
+		stripped.Finalizers = []string{v1alpha1.FinalizerResources}
+		return h.c.Update(context.Background(), stripped)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app = h.waitApp("teardown", 15*time.Second, "held by the deletion-hook finalizers again", func(a *v1alpha1.Application) bool {
+		return slices.Contains(a.Finalizers, v1alpha1.FinalizerPreDelete) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPostDeleteCleanup)
 	})
 	events := watchTeardown(t, h)
 	if jobs, err := h.env.Client.BatchV1().Jobs(h.ns).List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {

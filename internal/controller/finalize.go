@@ -19,13 +19,6 @@ import (
 	"github.com/wavecd/wavecd/internal/teardown"
 )
 
-// The resources finalizers: foreground (the plain name) and background.
-const (
-	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
-	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
-	FinalizerResourcesForeground = "resources-finalizer.argocd.argoproj.io/foreground"
-)
-
 // finalizer deletes apps whose deletion their finalizers hold: their
 // deletion hooks and their objects.
 type finalizer struct {
@@ -84,18 +77,18 @@ func (f *finalizer) finalize(ctx context.Context, app *v1alpha1.Application, s *
 
 // deleteStages lists the steps of app's deletion in the order they run.
 func (f *finalizer) deleteStages(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings) []deleteStage {
-	stages := []deleteStage{{FinalizerPreDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
-	for _, name := range []string{FinalizerResources, FinalizerResourcesForeground, FinalizerResourcesBackground} {
+	stages := []deleteStage{{v1alpha1.FinalizerPreDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }}}
+	for _, name := range []string{v1alpha1.FinalizerResources, v1alpha1.FinalizerResourcesForeground, v1alpha1.FinalizerResourcesBackground} {
 		policy := metav1.DeletePropagationForeground
-		if name == FinalizerResourcesBackground {
+		if name == v1alpha1.FinalizerResourcesBackground {
 			policy = metav1.DeletePropagationBackground
 		}
 		stages = append(stages, deleteStage{name, func() (bool, error) { return f.deleteObjects(ctx, tgt, app, s, policy) }})
 	}
 	return append(stages,
-		deleteStage{FinalizerPostDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
-		deleteStage{FinalizerPreDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }},
-		deleteStage{FinalizerPostDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+		deleteStage{v1alpha1.FinalizerPostDelete, func() (bool, error) { return f.runDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
+		deleteStage{v1alpha1.FinalizerPreDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PreDelete) }},
+		deleteStage{v1alpha1.FinalizerPostDeleteCleanup, func() (bool, error) { return f.cleanupDeleteHooks(ctx, tgt, app, s, hook.PostDelete) }},
 	)
 }
 
@@ -139,5 +132,5 @@ func (f *finalizer) deleteObjects(ctx context.Context, tgt *destination.Target, 
 
 // isOwnFinalizer reports the finalizers this controller works off.
 func isOwnFinalizer(f string) bool {
-	return f == FinalizerResources || f == FinalizerResourcesBackground || f == FinalizerResourcesForeground || isDeleteHookFinalizer(f)
+	return f == v1alpha1.FinalizerResources || f == v1alpha1.FinalizerResourcesBackground || f == v1alpha1.FinalizerResourcesForeground || isDeleteHookFinalizer(f)
 }

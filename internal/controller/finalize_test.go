@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -22,8 +23,8 @@ func TestFinalizer(t *testing.T) {
 		finalizers  []string
 		objectsStay bool
 	}{
-		"foreground": {finalizers: []string{FinalizerResources}},
-		"background": {finalizers: []string{FinalizerResourcesBackground}},
+		"foreground": {finalizers: []string{v1alpha1.FinalizerResources}},
+		"background": {finalizers: []string{v1alpha1.FinalizerResourcesBackground}},
 		"none":       {objectsStay: true},
 	}
 	files := map[string]string{}

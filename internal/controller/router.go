@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -57,6 +58,12 @@ func (rt *router) appHandler() handler.EventHandler {
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
 			rt.shardChanged(e)
+			if lostDeleteHookFinalizers(e.ObjectOld, e.ObjectNew) {
+				// Another writer (a parent app's sync, which writes the
+				// finalizers its Git lists) took away what holds the app
+				// for its deletion hooks: its comparison puts them back.
+				rt.refreshes.mark(e.ObjectNew.GetName(), normalRefresh)
+			}
 			rt.appChanged(ctx, e.ObjectNew, q, appView(e.ObjectOld) != appView(e.ObjectNew))
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
@@ -192,4 +199,18 @@ func (rt *router) shardChanged(e any) {
 		return
 	}
 	rt.shards.Changed()
+}
+
+// lostDeleteHookFinalizers reports whether an update of an app that is not
+// being deleted removed a deletion-hook finalizer.
+func lostDeleteHookFinalizers(old, updated client.Object) bool {
+	if updated.GetDeletionTimestamp() != nil {
+		return false
+	}
+	for _, f := range old.GetFinalizers() {
+		if isDeleteHookFinalizer(f) && !slices.Contains(updated.GetFinalizers(), f) {
+			return true
+		}
+	}
+	return false
 }

@@ -27,7 +27,7 @@ func TestRegisteredDestination(t *testing.T) {
 	h := startController(t, Options{})
 	repo := testenv.NewGitRepo(t, map[string]string{"remote/cm.yaml": strings.ReplaceAll(guestbookConfigMap, "settings", "remote")})
 	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "remote", Finalizers: []string{FinalizerResources}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "remote", Finalizers: []string{v1alpha1.FinalizerResources}},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.Dir, Path: "remote", TargetRevision: "main"},

@@ -112,7 +112,7 @@ func TestTeardownOrder(t *testing.T) {
 			if tc.appOfApps {
 				path = "apps"
 			}
-			h.create(testApp{name: "root", path: path, repoURL: repo.Dir, automated: true, finalizers: []string{FinalizerResources}})
+			h.create(testApp{name: "root", path: path, repoURL: repo.Dir, automated: true, finalizers: []string{v1alpha1.FinalizerResources}})
 			h.waitApp("root", 120*time.Second, "Synced and Healthy", syncedHealthy)
 			if tc.appOfApps {
 				h.waitApp("widgets", 60*time.Second, "Synced and Healthy", syncedHealthy)
