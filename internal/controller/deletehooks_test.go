@@ -79,7 +79,7 @@ func TestDeletionHooks(t *testing.T) {
 		"teardown/post.yaml": strings.NewReplacer("NAMING", "name: notify", "TYPE", "PostDelete").Replace(deleteHookJob),
 	})
 	h.create(testApp{name: "teardown", repoURL: repo.Dir, automated: true, finalizers: []string{v1alpha1.FinalizerResources}})
-	app := h.waitApp("teardown", 60*time.Second, "Synced, Healthy and held by the deletion-hook finalizers", func(a *v1alpha1.Application) bool {
+	h.waitApp("teardown", 60*time.Second, "Synced, Healthy and held by the deletion-hook finalizers", func(a *v1alpha1.Application) bool {
 		return syncedHealthy(a) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPreDelete) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPostDeleteCleanup)
 	})
 	// A parent's sync writes the finalizers its Git lists: the app's own
@@ -93,7 +93,7 @@ func TestDeletionHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app = h.waitApp("teardown", 15*time.Second, "held by the deletion-hook finalizers again", func(a *v1alpha1.Application) bool {
+	app := h.waitApp("teardown", 15*time.Second, "held by the deletion-hook finalizers again", func(a *v1alpha1.Application) bool {
 		return slices.Contains(a.Finalizers, v1alpha1.FinalizerPreDelete) && slices.Contains(a.Finalizers, v1alpha1.FinalizerPostDeleteCleanup)
 	})
 	events := watchTeardown(t, h)
