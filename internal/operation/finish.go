@@ -39,9 +39,7 @@ func (rn *Runner) finish(ctx context.Context, req Request, host Host, opState *v
 	if err != nil {
 		logctx.From(ctx).Error("record sync result", "err", err)
 	}
-	if rn.Metrics != nil {
-		rn.Metrics.ObserveSync(app, snapshot.Phase)
-	}
+	rn.Metrics.ObserveSync(app, snapshot.Phase)
 	logctx.From(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
 	return err == nil
 }

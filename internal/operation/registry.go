@@ -79,10 +79,15 @@ type runner struct {
 
 // SetPending records the write app name's first save carries.
 func (rs *Registry) SetPending(name string, w PendingWrite) {
+	rs.update(name, func(run *runner) { run.pending = w })
+}
+
+// update changes app name's runner with change; nothing when none runs.
+func (rs *Registry) update(name string, change func(*runner)) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if run, ok := rs.running[name]; ok {
-		run.pending = w
+		change(&run)
 		rs.running[name] = run
 	}
 }
@@ -104,11 +109,8 @@ func (rs *Registry) lastWritten(name string) *v1alpha1.Application {
 
 // Wrote records app as its runner's last write.
 func (rs *Registry) Wrote(name string, app *v1alpha1.Application) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok && app != nil {
-		run.last = app
-		rs.running[name] = run
+	if app != nil {
+		rs.update(name, func(run *runner) { run.last = app })
 	}
 }
 
@@ -155,12 +157,7 @@ func (rs *Registry) stopChan(name string) <-chan struct{} {
 
 // syncing records the revision app name's current attempt syncs.
 func (rs *Registry) syncing(name, revision string) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if run, ok := rs.running[name]; ok {
-		run.revision = revision
-		rs.running[name] = run
-	}
+	rs.update(name, func(run *runner) { run.revision = revision })
 }
 
 // Revision returns the revision app name's current attempt syncs; empty

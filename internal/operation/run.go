@@ -36,7 +36,8 @@ type Runner struct {
 	ArgoParity bool
 	// NodeProvisioners tells a stall where the node provisioners are.
 	NodeProvisioners wsync.NodeProvisionerFinder
-	// Metrics counts the operations that end; nil counts none.
+	// Metrics counts the operations that end; nil (its methods take nil)
+	// counts none.
 	Metrics *metrics.Metrics
 }
 
