@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "time"
+
 // The vocabulary of a sync's progress, as wavecd records it in
 // status.operationState.wavecdState (not an Argo CD field): the phases a
 // sync runs, what each of its tasks does and how far it has come. The
@@ -65,4 +67,33 @@ func (p TaskPhase) Terminal() bool {
 	default: // pending, dry-run, applied and running tasks go on
 	}
 	return false
+}
+
+// SyncTask is the saved state of one task of a sync (an object, hook or
+// namespace): what it is, how far it has come and when it ran. The sync
+// engine writes it; the API server, the UI and rehearsals read it.
+type SyncTask struct {
+	ID        string    `json:"id"`
+	Type      TaskType  `json:"type"`
+	SyncPhase SyncPhase `json:"syncPhase"`
+	Wave      int       `json:"wave"`
+	Group     string    `json:"group,omitempty"`
+	Version   string    `json:"version"`
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace,omitempty"`
+	// Name is the object's name; for a hook with a generateName, the name
+	// generated once when the sync started.
+	Name    string     `json:"name"`
+	Phase   TaskPhase  `json:"phase"`
+	Result  ResultCode `json:"result,omitempty"`
+	Message string     `json:"message,omitempty"`
+	// DryRunAtWave marks a custom resource whose CRD this sync applies in
+	// an earlier step: its dry run waits for its own step.
+	DryRunAtWave bool `json:"dryRunAtWave,omitempty"`
+	// StartedAt is when the task ran (object applied, hook created, prune
+	// issued) and FinishedAt when it ended (Healthy, hook done, pruned,
+	// failed), to the millisecond, for timelines. They ride along with the
+	// writes a sync makes anyway.
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }

@@ -3,7 +3,6 @@ package application
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -21,29 +20,8 @@ type SyncProgress struct {
 	// Stalled says why the current step is stalled: it made no progress
 	// for the stall timeout and pods it waits on cannot be scheduled; ""
 	// while it progresses.
-	Stalled string         `json:"stalled,omitempty"`
-	Tasks   []TaskProgress `json:"tasks"`
-}
-
-// TaskProgress is one object, hook or namespace of a sync.
-type TaskProgress struct {
-	Type      v1alpha1.TaskType  `json:"type"`
-	SyncPhase v1alpha1.SyncPhase `json:"syncPhase"`
-	Wave      int                `json:"wave"`
-	Group     string             `json:"group,omitempty"`
-	Version   string             `json:"version"`
-	Kind      string             `json:"kind"`
-	Namespace string             `json:"namespace,omitempty"`
-	Name      string             `json:"name"`
-	// Phase is how far the task has come; Result the object's result as
-	// Argo CD names it, once there is one.
-	Phase   v1alpha1.TaskPhase  `json:"phase"`
-	Result  v1alpha1.ResultCode `json:"result,omitempty"`
-	Message string              `json:"message,omitempty"`
-	// StartedAt is when the task ran and FinishedAt when it ended, to the
-	// millisecond; zero until then.
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	Stalled string              `json:"stalled,omitempty"`
+	Tasks   []v1alpha1.SyncTask `json:"tasks"`
 }
 
 // ProgressOf reads the progress a running (or interrupted) sync recorded

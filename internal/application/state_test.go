@@ -21,7 +21,7 @@ func TestEncodeState(t *testing.T) {
 	progress := func(n int) *SyncProgress {
 		p := &SyncProgress{SyncPhase: v1alpha1.SyncPhaseSync, Wave: 1}
 		for i := range n {
-			p.Tasks = append(p.Tasks, TaskProgress{Type: v1alpha1.TaskApply, SyncPhase: v1alpha1.SyncPhaseSync, Wave: 1, Group: "argoproj.io",
+			p.Tasks = append(p.Tasks, v1alpha1.SyncTask{Type: v1alpha1.TaskApply, SyncPhase: v1alpha1.SyncPhaseSync, Wave: 1, Group: "argoproj.io",
 				Version: "v1alpha1", Kind: "Application", Namespace: "argocd", Name: fmt.Sprintf("app-%05d", i), Phase: v1alpha1.TaskApplied})
 		}
 		return p

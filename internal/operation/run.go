@@ -23,7 +23,8 @@ import (
 type Runner struct {
 	// Registry keeps the runner of each app.
 	Registry *Registry
-	Comparer *compare.Comparer
+	// Targets renders and lists what each operation syncs.
+	Targets Targets
 	// Status writes the operation state, as the controller's other
 	// writes go.
 	Status *appstatus.Writer
@@ -51,6 +52,11 @@ type Request struct {
 	// WaveDelay is an extra pause between waves; StallTimeout how long a
 	// wave may make no progress before it is examined as a stall.
 	WaveDelay, StallTimeout time.Duration
+}
+
+// Targets gives an operation what it syncs; a compare.Comparer does.
+type Targets interface {
+	SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *compare.Settings) (*compare.SyncTarget, error)
 }
 
 // Host is what a running operation needs of the controller that started
@@ -131,28 +137,14 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	res, err := rn.Comparer.Render(ctx, tgt, compare.OperationTarget(app, op), s, compare.RenderOptions{})
+	target, err := rn.Targets.SyncTarget(ctx, tgt, app, op, s)
 	if err != nil {
-		return out, fmt.Errorf("render: %w", err)
+		return out, err
 	}
-	revision := op.Revision
-	if len(res.Revisions) > 0 {
-		revision = res.Revisions[0]
-	}
+	revision := target.Revision
 	out.revision = revision
 	rn.Registry.syncing(app.Name, revision)
-	desired, err := compare.PrepareDesired(tgt, app, res.Objects, s)
-	if err != nil {
-		return out, err
-	}
-	if err := checkObjects(tgt, req.Project, desired); err != nil {
-		return out, err
-	}
-	live, err := rn.Comparer.Live(ctx, tgt, app, s.TrackingOf(app.Name), compare.KindsOf(desired, app.Status.Resources))
-	if err != nil {
-		return out, err
-	}
-	desired, live = selectResources(op.Resources, desired, live)
+	desired, live := selectResources(op.Resources, target.Desired, target.Live)
 	opts, err := rn.syncOptions(req, op, revision)
 	if err != nil {
 		return out, err
@@ -201,26 +193,15 @@ func (rn *Runner) syncOptions(req Request, op *v1alpha1.SyncOperation, revision 
 		Health:    s.Assessor, WaveDelay: req.WaveDelay, ArgoParity: rn.ArgoParity, IgnoreDifferences: app.Spec.IgnoreDifferences,
 		Scope: tgt.Kube, DryRuns: tgt.Predictions(), Namespaces: tgt,
 		StallTimeout: req.StallTimeout, NodeProvisioners: rn.NodeProvisioners,
+		Permitted: func(obj *unstructured.Unstructured, namespaced bool) error {
+			return project.ObjectPermitted(req.Project, obj, namespaced)
+		},
 	}, nil
 }
 
 // automated says the app's operation is an automated sync.
 func automated(app *v1alpha1.Application) bool {
 	return app.Operation != nil && app.Operation.InitiatedBy.Automated
-}
-
-// checkObjects applies the project's resource lists before anything is applied.
-func checkObjects(tgt *destination.Target, proj *v1alpha1.AppProject, desired []*unstructured.Unstructured) error {
-	for _, o := range desired {
-		namespaced, err := tgt.Kube.IsNamespaced(o.GroupVersionKind().GroupKind())
-		if err != nil {
-			namespaced = o.GetNamespace() != ""
-		}
-		if err := project.ObjectPermitted(proj, o, namespaced); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // selectResources narrows a partial sync (--resource) to the chosen objects.

@@ -180,6 +180,10 @@ type Options struct {
 	// CreateNamespace then skips creating one of them (a request that
 	// would only find it there).
 	Namespaces NamespaceLister
+	// Permitted, when set, checks every desired object (hooks too) before
+	// the plan is made: an error fails the sync before anything is
+	// written. The controller checks the app's project lists with it.
+	Permitted func(obj *unstructured.Unstructured, namespaced bool) error
 }
 
 // NamespaceLister knows namespaces that exist at the destination.

@@ -94,6 +94,9 @@ func (p *Plan) LiveObjects() []*unstructured.Unstructured {
 func NewPlan(desired, live []*unstructured.Unstructured, opts Options) (*Plan, error) {
 	tracking := kube.Tracking{Method: opts.Tracking, AppName: opts.AppName, InstallationID: opts.InstallationID}
 	scope := newScopeResolver(opts.Scope, desired)
+	if err := checkPermitted(desired, scope, opts.Permitted); err != nil {
+		return nil, err
+	}
 	liveByKey := map[string]*unstructured.Unstructured{}
 	for _, obj := range live {
 		liveByKey[objectKey(kube.RefOf(obj))] = obj
@@ -135,6 +138,19 @@ func NewPlan(desired, live []*unstructured.Unstructured, opts Options) (*Plan, e
 		tasks = append([]*Task{ns}, tasks...)
 	}
 	return &Plan{Tasks: tasks}, nil
+}
+
+// checkPermitted runs permitted over every desired object.
+func checkPermitted(desired []*unstructured.Unstructured, scope *scopeResolver, permitted func(*unstructured.Unstructured, bool) error) error {
+	if permitted == nil {
+		return nil
+	}
+	for _, obj := range desired {
+		if err := permitted(obj, scope.namespaced(obj.GroupVersionKind().GroupKind())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func objectKey(ref kube.Ref) string {

@@ -7,32 +7,9 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
 
-// TaskState is the saved state of one task.
-type TaskState struct {
-	ID        string             `json:"id"`
-	Type      v1alpha1.TaskType  `json:"type"`
-	SyncPhase v1alpha1.SyncPhase `json:"syncPhase"`
-	Wave      int                `json:"wave"`
-	Group     string             `json:"group,omitempty"`
-	Version   string             `json:"version"`
-	Kind      string             `json:"kind"`
-	Namespace string             `json:"namespace,omitempty"`
-	// Name is the object's name; for a hook with a generateName, the name
-	// generated once when the sync started.
-	Name    string              `json:"name"`
-	Phase   v1alpha1.TaskPhase  `json:"phase"`
-	Result  v1alpha1.ResultCode `json:"result,omitempty"`
-	Message string              `json:"message,omitempty"`
-	// DryRunAtWave marks a custom resource whose CRD this sync applies in
-	// an earlier step: its dry run waits for its own step.
-	DryRunAtWave bool `json:"dryRunAtWave,omitempty"`
-	// StartedAt is when the task ran (object applied, hook created, prune
-	// issued) and FinishedAt when it ended (Healthy, hook done, pruned,
-	// failed), to the millisecond, for timelines. They ride along with the
-	// writes a sync makes anyway.
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
-}
+// TaskState is the saved state of one task; the API declares it, so the
+// readers of a sync's progress read the same record.
+type TaskState = v1alpha1.SyncTask
 
 // State is the saved state of a sync: enough to resume it after a restart
 // without running a finished hook again or skipping one. It encodes to JSON.

@@ -1,0 +1,44 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/destination"
+)
+
+// SyncTarget is what one sync operation works on: the objects the app's
+// sources render at the operation's revision, prepared for the
+// destination, and the app's live objects there.
+type SyncTarget struct {
+	// Revision is the revision rendered: the commit of the first source
+	// when it is one, else the operation's revision.
+	Revision string
+	Desired  []*unstructured.Unstructured
+	Live     []*unstructured.Unstructured
+}
+
+// SyncTarget renders app as op wants it (OperationTarget) for tgt and
+// lists the live objects of the kinds it renders or last synced. It is the
+// one call a sync operation makes into rendering and the live cache.
+func (c *Comparer) SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings) (*SyncTarget, error) {
+	res, err := c.Render(ctx, tgt, OperationTarget(app, op), s, RenderOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	out := &SyncTarget{Revision: op.Revision}
+	if len(res.Revisions) > 0 {
+		out.Revision = res.Revisions[0]
+	}
+	if out.Desired, err = PrepareDesired(tgt, app, res.Objects, s); err != nil {
+		return nil, err
+	}
+	out.Live, err = c.Live(ctx, tgt, app, s.TrackingOf(app.Name), KindsOf(out.Desired, app.Status.Resources))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
