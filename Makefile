@@ -13,7 +13,7 @@ SHARED ?= ../shared
 MAIN_GO := CGO_ENABLED=0 $(GO)
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap bench-peers argocd-peer flux-peer build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -166,6 +166,33 @@ bench-bootstrap: build ## the shared wave-bootstrap benchmark against wavecd (wa
 	bench/wave-bootstrap.sh waves
 	bench/wave-bootstrap.sh waves-instant
 	bench/wave-bootstrap.sh idle
+
+# The peers of bench-peers, built from the Go module proxy in nested
+# modules (bench/peers/*/go.mod: a require, the peer's replace lines and a
+# tool line; nothing of theirs is kept here). Argo CD wants Go 1.27, which
+# the go command takes from the proxy.
+ARGOCD_MODULE := github.com/argoproj/argo-cd/v3
+ARGOCD_GO := cd $(CURDIR)/bench/peers/argocd && GOTOOLCHAIN=go1.27.3 $(GO)
+argocd-peer: ## build Argo CD (application controller, repo server) from the Go module proxy for bench-peers (about 25 min cold)
+	$(ARGOCD_GO) build -ldflags "-X $(ARGOCD_MODULE)/common.version=$$($(ARGOCD_GO) list -m -f '{{.Version}}' $(ARGOCD_MODULE) | sed 's/^v//')" -o $(CURDIR)/bin/argocd $(ARGOCD_MODULE)/cmd
+	dir=$$($(ARGOCD_GO) list -m -f '{{.Dir}}' $(ARGOCD_MODULE)) && rm -rf bin/argocd-crds bin/argocd-tools && \
+	  mkdir -p bin/argocd-crds bin/argocd-tools && cp $$dir/manifests/crds/*-crd.yaml bin/argocd-crds/ && \
+	  cp $$dir/hack/git-verify-wrapper.sh $$dir/hack/gpg-wrapper.sh $$dir/hack/git-ask-pass.sh bin/argocd-tools/ && \
+	  chmod u+w bin/argocd-crds/* bin/argocd-tools/* && chmod a+x bin/argocd-tools/*
+
+flux-peer: ## build Flux's source-controller and kustomize-controller from the Go module proxy for bench-peers
+	cd bench/peers/flux-source && $(GO) build -o $(CURDIR)/bin/flux-source-controller github.com/fluxcd/source-controller
+	cd bench/peers/flux-kustomize && $(GO) build -o $(CURDIR)/bin/flux-kustomize-controller github.com/fluxcd/kustomize-controller
+	src=$$(cd bench/peers/flux-source && $(GO) list -m -f '{{.Dir}}' github.com/fluxcd/source-controller) && \
+	ks=$$(cd bench/peers/flux-kustomize && $(GO) list -m -f '{{.Dir}}' github.com/fluxcd/kustomize-controller) && \
+	  rm -rf bin/flux-crds && mkdir -p bin/flux-crds && cp $$src/config/crd/bases/*.yaml $$ks/config/crd/bases/*.yaml bin/flux-crds/ && \
+	  chmod u+w bin/flux-crds/*
+
+PEERS ?= wavecd,argocd,flux
+bench-peers: build argocd-peer flux-peer ## wavecd side by side with Argo CD and Flux on fresh local clusters: idle at 200 and 1,000 apps, 7 waves (bench/peers/peers.py)
+	python3 bench/peers/peers.py --engines $(PEERS) --scenario idle --count 200 --rounds 2
+	python3 bench/peers/peers.py --engines $(PEERS) --scenario idle --count 1000
+	python3 bench/peers/peers.py --engines $(PEERS) --scenario waves --rounds 2
 
 bench: build ## benchmarks of both modules
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -14,7 +14,7 @@ status.health.status.
 
 Usage:
     watch-apps.py --proxy http://127.0.0.1:PORT --expect 1001 --out DIR \
-        [--namespace argocd] [--scrape NAME=URL ...] [--pid NAME=PID ...] [--timeout 900]
+        [--namespace argocd] [--kind applications|kustomizations] [--scrape NAME=URL ...] [--pid NAME=PID ...] [--timeout 900]
 Writes DIR/watch.json: {"done_unix", "first_healthy_unix", "median_healthy_unix",
 "first_seen_unix", "median_seen_unix", "all_seen_unix", "events", "timed_out",
 "procs": {NAME: {"cpu_s", "rss_mib", "peak_rss_mib"}}} with
@@ -30,11 +30,21 @@ import sys
 import time
 import urllib.request
 
-GROUP_PATH = "/apis/argoproj.io/v1alpha1/namespaces/{ns}/applications"
+GROUP_PATHS = {
+    "applications": "/apis/argoproj.io/v1alpha1/namespaces/{ns}/applications",
+    # Flux's Kustomizations (bench/peers): Ready=True for their current
+    # generation reads as Synced and Healthy.
+    "kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/{ns}/kustomizations",
+}
 
 
-def state(obj):
+def state(obj, kind="applications"):
     st = obj.get("status") or {}
+    if kind == "kustomizations":
+        ready = [c for c in st.get("conditions") or [] if c.get("type") == "Ready"]
+        current = st.get("observedGeneration") == (obj.get("metadata") or {}).get("generation")
+        ok = bool(ready) and ready[0].get("status") == "True" and current
+        return ("Synced", "Healthy") if ok else ("", "")
     return ((st.get("sync") or {}).get("status", ""), (st.get("health") or {}).get("status", ""))
 
 
@@ -65,6 +75,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--proxy", required=True, help="base URL of kubectl proxy")
     p.add_argument("--namespace", default="argocd")
+    p.add_argument("--kind", choices=sorted(GROUP_PATHS), default="applications")
     p.add_argument("--expect", type=int, required=True)
     p.add_argument("--out", required=True, help="directory for watch.json and the scrapes")
     p.add_argument("--scrape", action="append", default=[], help="NAME=URL scraped when done")
@@ -72,7 +83,7 @@ def main():
     p.add_argument("--timeout", type=float, default=900)
     a = p.parse_args()
     targets = [s.split("=", 1) for s in a.scrape]
-    base = a.proxy.rstrip("/") + GROUP_PATH.format(ns=a.namespace)
+    base = a.proxy.rstrip("/") + GROUP_PATHS[a.kind].format(ns=a.namespace)
     apps = {}  # name -> (sync, health)
     ok = set()  # names of the apps Synced and Healthy now
     healthy_at = {}  # name -> first time Synced+Healthy
@@ -84,8 +95,8 @@ def main():
     with urllib.request.urlopen(base, timeout=60) as r:
         lst = json.load(r)
     for it in lst.get("items", []):
-        apps[it["metadata"]["name"]] = state(it)
-        if state(it) == ("Synced", "Healthy"):
+        apps[it["metadata"]["name"]] = state(it, a.kind)
+        if state(it, a.kind) == ("Synced", "Healthy"):
             ok.add(it["metadata"]["name"])
     rv = lst["metadata"]["resourceVersion"]
     while done_at is None and time.time() < deadline:
@@ -106,7 +117,7 @@ def main():
                     apps.pop(name, None)
                     ok.discard(name)
                     continue
-                apps[name] = state(obj)
+                apps[name] = state(obj, a.kind)
                 if ev.get("type") == "ADDED":
                     seen_at.setdefault(name, now)
                 if all_seen is None and len(apps) >= a.expect:
