@@ -67,6 +67,7 @@ waves on real child health.`,
 	root.AddCommand(newCmpServerCommand(s))
 	root.AddCommand(newHealthCommand(s))
 	root.AddCommand(newAppCommand(s))
+	root.AddCommand(newAppsetCommand(s))
 	root.AddCommand(newProjCommand(s))
 	root.AddCommand(newClusterCommand(s))
 	root.AddCommand(newUpCommand(s))
