@@ -270,6 +270,19 @@ class Engine:
         self.procs[what] = p
         return p
 
+    def ready(self, port, proc, what, timeout=120):
+        """Waits until proc answers /readyz on port."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{what} exited with {proc.returncode}; see {self.work}/{what}.log")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"{what} not ready within {timeout}s")
+
     def root(self, repo_dir, repo_url):
         """The file whose creation starts the clock: the root Application."""
         return os.path.join(repo_dir, "bootstrap", "root-app.yaml")
@@ -300,16 +313,7 @@ class Wavecd(Engine):
         p = self.spawn("controller", [os.path.join(ROOT, "bin", "wavecd"), "controller", "--kubeconfig", cluster.kubeconfig,
                                       "--leader-elect=false", "--namespace", NAMESPACE,
                                       "--cache-dir", os.path.join(self.work, "cache"), "--listen", f"127.0.0.1:{port}"])
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            if p.poll() is not None:
-                raise RuntimeError(f"wavecd controller exited with {p.returncode}; see {self.work}/controller.log")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("wavecd controller not ready within 120s")
+        self.ready(port, p, "controller")
 
 
 class ArgoCD(Engine):
@@ -389,18 +393,6 @@ class Flux(Engine):
             os.path.join(ROOT, "bin", "flux-kustomize-controller"), "--metrics-addr", f"127.0.0.1:{free_port()}",
             "--health-addr", f"127.0.0.1:{health}"] + common, env=env)
         self.ready(health, ks, "kustomize-controller")
-
-    def ready(self, port, proc, what, timeout=120):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{what} exited with {proc.returncode}; see {self.work}/{what}.log")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"{what} not ready within {timeout}s")
 
     def root(self, repo_dir, repo_url):
         path = os.path.join(self.work, "root.yaml")

@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -76,21 +71,7 @@ func TestAppsetGenerate(t *testing.T) {
 // --settings.
 func TestAppsetGenerateFromCluster(t *testing.T) {
 	ns, c := appCluster(t)
-	raw, err := os.ReadFile(filepath.Join("testdata", "cluster", "secrets.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		s := &corev1.Secret{}
-		if err := dec.Decode(s); err != nil {
-			break
-		}
-		s.Namespace = ns
-		if err := c.Create(t.Context(), s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createClusterSecrets(t, c, ns)
 	out, errOut, err := runCLI(t, "appset", "generate", filepath.Join("testdata", "appset", "addons.yaml"), addonsRepo(t),
 		"--kubeconfig", testenv.Get(t).Kubeconfig, "-n", ns, "--cache-dir", t.TempDir())
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,21 +25,7 @@ var serverVersion = regexp.MustCompile(`v\d+\.\d+\.\d+[^"\s]*`)
 // authentication wavecd does not offer.
 func TestClusterListGolden(t *testing.T) {
 	ns, c := appCluster(t)
-	raw, err := os.ReadFile("testdata/cluster/secrets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		s := &corev1.Secret{}
-		if err := dec.Decode(s); err != nil {
-			break
-		}
-		s.Namespace = ns
-		if err := c.Create(t.Context(), s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createClusterSecrets(t, c, ns)
 	env := testenv.Get(t)
 	t.Run("json", func(t *testing.T) {
 		out, errOut, err := runCLI(t, "cluster", "list", "-o", "json", "--kubeconfig", env.Kubeconfig, "-n", ns)
@@ -106,5 +93,26 @@ func TestClusterAndProjHelp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// createClusterSecrets creates the cluster Secrets of
+// testdata/cluster/secrets.yaml in ns.
+func createClusterSecrets(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "cluster", "secrets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		s := &corev1.Secret{}
+		if err := dec.Decode(s); err != nil {
+			break
+		}
+		s.Namespace = ns
+		if err := c.Create(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
