@@ -2,9 +2,11 @@ package appclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // Sync requests a sync by writing the app's `operation` field, as
@@ -29,6 +31,10 @@ type Sync struct {
 	Force bool
 	// Retry replaces the app's spec.syncPolicy.retry when set.
 	Retry *v1alpha1.RetryStrategy
+	// Manifests, when set, are synced in place of what the app's sources
+	// render: one YAML or JSON object each, as `argocd app sync --local`
+	// sends them. An app with automated sync takes them in a dry run only.
+	Manifests []string
 }
 
 // Run writes the operation and returns the app as written.
@@ -42,13 +48,18 @@ func (a *Sync) Run(ctx context.Context) (*v1alpha1.Application, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.Manifests != nil {
+		if _, err := application.DecodeManifests(a.Manifests); err != nil {
+			return nil, err
+		}
+	}
 	return a.Client.setOperation(ctx, a.Name, func(app *v1alpha1.Application) (*v1alpha1.Operation, error) {
-		if err := checkAutomatedRevision(app, a.Revision); err != nil {
+		if err := a.check(app); err != nil {
 			return nil, err
 		}
 		op := &v1alpha1.Operation{
 			Sync: &v1alpha1.SyncOperation{
-				Revision: a.Revision, Prune: a.Prune, DryRun: a.DryRun, SyncStrategy: strategy,
+				Revision: a.Revision, Prune: a.Prune, DryRun: a.DryRun, SyncStrategy: strategy, Manifests: a.Manifests,
 			},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: a.Client.Username},
 		}
@@ -72,6 +83,15 @@ func (a *Sync) Run(ctx context.Context) (*v1alpha1.Application, error) {
 		}
 		return op, nil
 	})
+}
+
+// check refuses what app's sync policy does not allow: another revision
+// than its target, or local manifests, while automated sync is on.
+func (a *Sync) check(app *v1alpha1.Application) error {
+	if a.Manifests != nil && app.Spec.SyncPolicy.IsAutomated() && !a.DryRun {
+		return errors.New("cannot use local sync when Automatic Sync Policy is enabled unless for dry run")
+	}
+	return checkAutomatedRevision(app, a.Revision)
 }
 
 func syncStrategy(name string, force bool) (*v1alpha1.SyncStrategy, error) {

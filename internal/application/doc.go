@@ -5,7 +5,8 @@
 // namespaces (Lister), a missing app (NotFoundError), the app as an
 // unstructured object (ToUnstructured), references to the
 // resources an app manages (IsApplication), wavecd's wavecd.io/depends-on,
-// conditions, and the progress of a running sync as
+// conditions, the objects a local sync carries in
+// operation.sync.manifests (DecodeManifests), and the progress of a running sync as
 // status.operationState.wavecdState records it (SyncProgress, the one
 // documented view of that field).
 //

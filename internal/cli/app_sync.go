@@ -9,9 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/compare"
 )
 
 const appSyncLong = `Sync an application to its target state, like argocd app sync --core.
@@ -25,7 +27,11 @@ With --async it returns as soon as the operation is written.
 
 It refuses when another operation is pending or running, and a revision other
 than the target of an app with automated sync. Without --sync-option the app's
-spec.syncPolicy.syncOptions apply.`
+spec.syncPolicy.syncOptions apply.
+
+With --local the folder is rendered here, as the app's source would be, and
+the objects travel in operation.sync.manifests: the controller syncs them
+instead of what Git holds, and the app shows OutOfSync against Git after.`
 
 const appSyncExample = `  # sync and wait at most 5 minutes
   wavecd app sync guestbook --timeout 300
@@ -34,7 +40,10 @@ const appSyncExample = `  # sync and wait at most 5 minutes
   wavecd app sync guestbook --resource apps:Deployment:web --resource :Service:web --prune --async
 
   # an object in a given namespace, with server-side apply
-  wavecd app sync guestbook --resource apps:Deployment:prod/web --server-side`
+  wavecd app sync guestbook --resource apps:Deployment:prod/web --server-side
+
+  # sync what a local checkout of the app's source folder renders
+  wavecd app sync guestbook --local ./guestbook`
 
 // operationFlags control how a command that writes an operation follows it.
 type operationFlags struct {
@@ -89,6 +98,7 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 	var of operationFlags
 	var sf syncFlags
 	var resources []string
+	var local string
 	cmd := &cobra.Command{
 		Use:     "sync NAME",
 		Short:   "Sync an application to its target state",
@@ -106,6 +116,12 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 			}
 			return runOperation(cmd.Context(), s, f, args[0], of, func(c *appclient.Client, name string) (*v1alpha1.Application, error) {
 				a.Client, a.Name = c, name
+				if local != "" {
+					var err error
+					if a.Manifests, err = renderLocal(cmd.Context(), f, c, name, local); err != nil {
+						return nil, err
+					}
+				}
 				return a.Run(cmd.Context())
 			})
 		},
@@ -118,9 +134,36 @@ func newAppSyncCommand(s Streams, f *appFlags) *cobra.Command {
 	fl.StringArrayVar(&a.SyncOptions, "sync-option", nil, "sync option such as CreateNamespace=true, replacing the app's options (repeatable)")
 	fl.StringVar(&a.Strategy, "strategy", "", "sync strategy: hook (default) or apply (no hooks)")
 	fl.BoolVar(&a.Force, "force", false, "delete and re-create objects that cannot be patched")
+	fl.StringVar(&local, "local", "", "sync what this folder (the source's path on disk) renders instead of the source in Git (an app with automated sync: with --dry-run only)")
 	sf.addTo(fl)
 	of.addTo(fl)
 	return cmd
+}
+
+// renderLocal renders the folder dir for the app name as its controller
+// would render the app's source, one manifest per object.
+func renderLocal(ctx context.Context, f *appFlags, c *appclient.Client, name, dir string) ([]string, error) {
+	app, err := c.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := f.kube.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := compare.NewDiffer(cfg, compare.DifferOptions{}).RenderLocal(ctx, app, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
 }
 
 // runOperation connects for arg, lets write request an operation and

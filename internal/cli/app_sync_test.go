@@ -3,16 +3,20 @@ package cli
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -372,5 +376,37 @@ func TestAppBadInput(t *testing.T) {
 				t.Errorf("bad input returned an ExitError %d", ee.Code)
 			}
 		})
+	}
+}
+
+// TestAppSyncLocal renders a folder on disk and sends its objects in the
+// operation, as `argocd app sync --local` does.
+func TestAppSyncLocal(t *testing.T) {
+	ns, c := appCluster(t)
+	createFixtures(t, c, ns, "guestbook")
+	local := filepath.Join(writeFolder(t, "local", diffSettingsRed, diffNew), "local")
+	if _, errOut, err := runApp(t, ns, "sync", "guestbook", "--async", "--local", local); err != nil {
+		t.Fatalf("%v\nstderr: %s", err, errOut)
+	}
+	op := getApp(t, c, ns, "guestbook").Operation
+	if op == nil || op.Sync == nil {
+		t.Fatal("no sync operation written")
+	}
+	objs, err := application.DecodeManifests(op.Sync.Manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		color, _, _ := unstructured.NestedString(o.Object, "data", "color")
+		got = append(got, o.GetKind()+"/"+o.GetName()+"/"+color)
+	}
+	slices.Sort(got)
+	if want := []string{"ConfigMap/new/", "ConfigMap/settings/red"}; !slices.Equal(got, want) {
+		t.Errorf("manifests %v, want %v", got, want)
+	}
+	_, _, err = runApp(t, ns, "sync", "guestbook", "--async", "--local", filepath.Join(local, "nope"))
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("a folder that is not there: %v, want an error naming it", err)
 	}
 }

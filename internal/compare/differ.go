@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,44 +58,69 @@ func (d *Differ) DiffLocal(ctx context.Context, app *v1alpha1.Application, dir s
 }
 
 func (d *Differ) diff(ctx context.Context, app *v1alpha1.Application, local string) ([]diff.Result, error) {
-	scheme, err := v1alpha1.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(d.cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
-	}
-	targets, err := destination.NewTargets(d.cfg, cluster.Registry{Reader: c, Namespace: app.Namespace})
-	if err != nil {
-		return nil, err
-	}
-	cmp := New(Options{Namespace: app.Namespace, CacheDir: d.opts.CacheDir, Mirrors: d.opts.Mirrors, Reader: c})
-	if err := cmp.LoadMirrors(ctx); err != nil {
-		return nil, err
-	}
-	s, err := ReadSettings(ctx, c, app.Namespace, SettingsOptions{})
-	if err != nil {
-		return nil, err
-	}
-	_, tgt, err := targets.Resolve(ctx, app)
+	cmp, tgt, s, err := d.open(ctx, app)
 	if err != nil {
 		return nil, err
 	}
 	var res *Rendered
 	if local != "" {
-		res, err = cmp.RenderLocal(ctx, tgt, app, &s, local)
+		res, err = cmp.RenderLocal(ctx, tgt, app, s, local)
 	} else {
-		res, err = cmp.Render(ctx, tgt, app, &s, RenderOptions{})
+		res, err = cmp.Render(ctx, tgt, app, s, RenderOptions{})
 	}
 	if err != nil {
 		return nil, err
 	}
-	result, err := cmp.diffRendered(ctx, tgt, app, res, &s)
+	result, err := cmp.diffRendered(ctx, tgt, app, res, s)
 	if err != nil {
 		return nil, err
 	}
 	return OutOfSync(result.Diffs)
+}
+
+// RenderLocal renders the folder dir (the source's path on disk) for app's
+// destination as a controller would render its source, for `wavecd app
+// sync --local`; single-source apps only.
+func (d *Differ) RenderLocal(ctx context.Context, app *v1alpha1.Application, dir string) ([]*unstructured.Unstructured, error) {
+	cmp, tgt, s, err := d.open(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cmp.RenderLocal(ctx, tgt, app, s, dir)
+	if err != nil {
+		return nil, err
+	}
+	return res.Objects, nil
+}
+
+// open makes a Comparer for app as a controller of app's namespace would
+// have it, with app's destination and settings.
+func (d *Differ) open(ctx context.Context, app *v1alpha1.Application) (*Comparer, *destination.Target, *Settings, error) {
+	scheme, err := v1alpha1.NewScheme()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.New(d.cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
+	}
+	targets, err := destination.NewTargets(d.cfg, cluster.Registry{Reader: c, Namespace: app.Namespace})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmp := New(Options{Namespace: app.Namespace, CacheDir: d.opts.CacheDir, Mirrors: d.opts.Mirrors, Reader: c})
+	if err := cmp.LoadMirrors(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := ReadSettings(ctx, c, app.Namespace, SettingsOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_, tgt, err := targets.Resolve(ctx, app)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cmp, tgt, &s, nil
 }
 
 // OutOfSync returns the results that differ, sorted by group, kind,

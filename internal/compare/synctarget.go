@@ -29,11 +29,18 @@ func (c *Comparer) SyncTarget(ctx context.Context, tgt *destination.Target, app 
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	out := &SyncTarget{Revision: op.Revision}
+	revision := op.Revision
 	if len(res.Revisions) > 0 {
-		out.Revision = res.Revisions[0]
+		revision = res.Revisions[0]
 	}
-	if out.Desired, err = PrepareDesired(tgt, app, res.Objects, s); err != nil {
+	return c.syncTarget(ctx, tgt, app, s, revision, res.Objects)
+}
+
+// syncTarget prepares objs for tgt and lists the live objects beside them.
+func (c *Comparer) syncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, revision string, objs []*unstructured.Unstructured) (*SyncTarget, error) {
+	out := &SyncTarget{Revision: revision}
+	var err error
+	if out.Desired, err = PrepareDesired(tgt, app, objs, s); err != nil {
 		return nil, err
 	}
 	out.Live, err = c.Live(ctx, tgt, app, s.TrackingOf(app.Name), KindsOf(out.Desired, app.Status.Resources))

@@ -102,7 +102,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.router.trackingOwner, Render: r.renderLocal}
 	r.finalizer = &finalizer{comparer: r.comparer, targets: targets, runs: r.runs, argoParity: opts.ArgoParity, now: now}
 	r.runner = &operation.Runner{
-		Registry: r.runs, Targets: r.comparer, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
+		Registry: r.runs, Targets: r.comparer, Manifests: compare.Manifests{Comparer: r.comparer}, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
 		ArgoParity: opts.ArgoParity, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
 	}
 	r.starter = &starter{

@@ -109,8 +109,12 @@ func operationEvents(base, app *v1alpha1.Application) []appEvent {
 	}
 	started := was == nil || !was.StartedAt.Equal(&is.StartedAt)
 	if started && !is.Operation.InitiatedBy.Automated {
+		what := "sync to " + operationRevision(is)
+		if is.Operation.Sync != nil && is.Operation.Sync.Manifests != nil {
+			what = "sync locally"
+		}
 		out = append(out, appEvent{corev1.EventTypeNormal, ReasonOperationStarted,
-			fmt.Sprintf("%s initiated sync to %s", initiator(is.Operation.InitiatedBy), operationRevision(is))})
+			fmt.Sprintf("%s initiated %s", initiator(is.Operation.InitiatedBy), what)})
 	}
 	if is.Phase.Completed() && (started || !was.Phase.Completed()) {
 		out = append(out, completedEvent(is))

@@ -25,6 +25,9 @@ type Runner struct {
 	Registry *Registry
 	// Targets renders and lists what each operation syncs.
 	Targets Targets
+	// Manifests gives an operation that carries its own objects
+	// (operation.sync.manifests, a local sync) what it syncs.
+	Manifests Targets
 	// Status writes the operation state, as the controller's other
 	// writes go.
 	Status *appstatus.Writer
@@ -54,7 +57,9 @@ type Request struct {
 	WaveDelay, StallTimeout time.Duration
 }
 
-// Targets gives an operation what it syncs; a compare.Comparer does.
+// Targets gives an operation what it syncs: a compare.Comparer renders
+// the app's sources, compare.Manifests decodes the objects a local sync
+// carries.
 type Targets interface {
 	SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *compare.Settings) (*compare.SyncTarget, error)
 }
@@ -137,7 +142,11 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	if op == nil {
 		op = &v1alpha1.SyncOperation{}
 	}
-	target, err := rn.Targets.SyncTarget(ctx, tgt, app, op, s)
+	targets := rn.Targets
+	if len(op.Manifests) > 0 {
+		targets = rn.Manifests
+	}
+	target, err := targets.SyncTarget(ctx, tgt, app, op, s)
 	if err != nil {
 		return out, err
 	}

@@ -191,6 +191,9 @@ type syncRequest struct {
 		Items []string `json:"items"`
 	} `json:"syncOptions"`
 	RetryStrategy *v1alpha1.RetryStrategy `json:"retryStrategy"`
+	// Manifests are a local sync's objects; sending them needs the
+	// override action on the app besides sync, as in Argo CD.
+	Manifests []string `json:"manifests"`
 }
 
 // syncApp is POST /api/v1/applications/{name}/sync: it writes the sync
@@ -201,12 +204,16 @@ func (a *API) syncApp(w http.ResponseWriter, r *http.Request, s *session) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	app, _, enf := a.authorizedApp(w, r, s, rbac.ActionSync)
 	if app == nil {
 		return
 	}
+	if req.Manifests != nil && !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionOverride, appObject(app)) {
+		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, rbac.ActionOverride, appObject(app), s))
+		return
+	}
 	action := &appclient.Sync{Client: a.appClient(s), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun,
-		Retry: req.RetryStrategy, Resources: req.Resources}
+		Retry: req.RetryStrategy, Resources: req.Resources, Manifests: req.Manifests}
 	if req.SyncOptions != nil {
 		action.SyncOptions = req.SyncOptions.Items
 	}

@@ -252,6 +252,20 @@ func (h *apiHarness) login(user, password string) string {
 	return out.Token
 }
 
+// addPolicy appends lines to argocd-rbac-cm's policy.csv; the API reads
+// it afresh on each request.
+func (h *apiHarness) addPolicy(lines string) {
+	h.t.Helper()
+	var rbac corev1.ConfigMap
+	if err := h.kube.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "argocd-rbac-cm"}, &rbac); err != nil {
+		h.t.Fatal(err)
+	}
+	rbac.Data["policy.csv"] += lines
+	if err := h.kube.Update(context.Background(), &rbac); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *apiHarness) admin() string { return h.login("admin", h.adminPassword) }
 
 func (h *apiHarness) decode(r response, v any) {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,10 +54,14 @@ func startUp(t *testing.T, repo, settings string) *upRun {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var ended error // set when the wait below saw Run end
 	go func() { done <- u.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		if ended == nil {
+			ended = <-done
+		}
+		if err := ended; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("wavecd up: %v", err)
 		}
 		if err := (&rehearsal.Down{Workspace: ws}).Run(context.Background()); err != nil {
@@ -74,7 +79,8 @@ func startUp(t *testing.T, repo, settings string) *upRun {
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("wavecd up ended before serving the UI: %v\n%s", err, r.out.String())
+			ended = fmt.Errorf("ended before serving the UI: %w", cmp.Or(err, errors.New("without an error")))
+			t.Fatalf("wavecd up %v\n%s", ended, r.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
