@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -195,42 +194,20 @@ func (a *appsetGenerate) clusters() (appset.Clusters, error) {
 		}
 		return cluster.Registry{Reader: c, Namespace: a.kube.namespace}, nil
 	}
-	var secrets []corev1.Secret
-	inCluster := true
-	if a.Settings != "" {
-		s, err := settings.Load(a.Settings, settings.Options{Namespace: a.kube.namespace})
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range s.Objects {
-			var sec corev1.Secret
-			if o.GetKind() != "Secret" || runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &sec) != nil {
-				continue
-			}
-			if !cluster.IsClusterSecret(&sec) {
-				continue
-			}
-			if sec.Data == nil {
-				sec.Data = map[string][]byte{}
-			}
-			for k, v := range sec.StringData { // as the API server stores it
-				sec.Data[k] = []byte(v)
-			}
-			secrets = append(secrets, sec)
-		}
-		inCluster = s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
+	if a.Settings == "" {
+		return cluster.Static{*cluster.InCluster()}, nil
 	}
-	list, err := cluster.FromSecrets(secrets, inCluster)
+	s, err := settings.Load(a.Settings, settings.Options{Namespace: a.kube.namespace})
+	if err != nil {
+		return nil, err
+	}
+	inCluster := s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
+	list, err := cluster.FromObjects(s.Objects, inCluster)
 	if err != nil {
 		return nil, fmt.Errorf("settings %s: %w", a.Settings, err)
 	}
-	return staticClusters(list), nil
+	return cluster.Static(list), nil
 }
-
-// staticClusters are clusters read once from a file.
-type staticClusters []cluster.Cluster
-
-func (s staticClusters) List(context.Context) ([]cluster.Cluster, error) { return s, nil }
 
 // printGenerated prints the generated Applications: a table (wide), or
 // the Applications themselves.

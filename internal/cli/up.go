@@ -44,6 +44,14 @@ root Application keeps its repoURL: the controller mirrors that URL (and each
 --mirror URL=PATH) to the local copy, so child Applications naming the same
 URL resolve to it too.
 
+The root manifest holds Applications, ApplicationSets (the EKS add-ons
+style: add-ons generated over cluster Secrets, given in --settings), or
+both, with AppProjects and other objects of the namespace. Each
+ApplicationSet is generated here first, as the ApplicationSet controller
+will generate it, so the repositories its Applications name (templated
+from a cluster Secret's annotations, say) are mirrored too and its
+Applications are waited for.
+
 The timeline shows each app's sync and health changes, sync and wave starts,
 what a wave waits on, and pod crashes and recoveries, stamped with the
 seconds since the start. The controller's own log goes to
@@ -69,6 +77,9 @@ const upExample = `  # the health-check demo with Argo CD's documented fix (what
   # a repository as committed, Argo CD's settings in its argo-cd chart values,
   # ten times faster
   wavecd up --settings argocd-values.yaml --time-scale 0.1 --exit-when-settled
+
+  # add-ons from an ApplicationSet over the cluster Secrets of a settings file
+  wavecd up --root bootstrap/addons.yaml --settings clusters.yaml --exit-when-settled
 
   # a repository whose children also use another repository
   wavecd up --repo ../gitops --root bootstrap/root.yaml \
@@ -96,7 +107,7 @@ func newUpCommand(s Streams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&up.Repo, "repo", ".", "the repository under test: a folder, a Git repository or a URL")
-	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo")
+	f.StringVar(&up.Root, "root", "apps/root.yaml", "the root manifest, a path inside --repo: Applications and/or ApplicationSets")
 	f.StringVar(&up.Settings, "settings", "", "argocd-cm and other settings (argocd-secret, argocd-notifications-cm and -secret, ...): a file of ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	f.StringVar(&up.Profile, "profile", "", "rehearsal profile of the local cluster: node groups, CNI mode, images that run a process, workload overrides, ingress controller")
 	f.Float64Var(&up.TimeScale, "time-scale", 1, "multiply every simulated delay (probes, back-off, run times, node start-up) by this factor, e.g. 0.1")

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -171,3 +173,36 @@ func checkDestination(dest v1alpha1.ApplicationDestination) error {
 	}
 	return nil
 }
+
+// FromObjects reads the cluster Secrets among objs, as a settings file
+// holds them (stringData is merged into data, as the API server stores
+// it), the way FromSecrets does. Other objects are left out.
+func FromObjects(objs []*unstructured.Unstructured, withInCluster bool) ([]Cluster, error) {
+	var secrets []corev1.Secret
+	for _, o := range objs {
+		var sec corev1.Secret
+		if o.GetKind() != "Secret" || o.GroupVersionKind().Group != "" {
+			continue
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &sec); err != nil {
+			return nil, fmt.Errorf("decode Secret %s: %w", o.GetName(), err)
+		}
+		if !IsClusterSecret(&sec) {
+			continue
+		}
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		for k, v := range sec.StringData {
+			sec.Data[k] = []byte(v)
+		}
+		secrets = append(secrets, sec)
+	}
+	return FromSecrets(secrets, withInCluster)
+}
+
+// Static is a list of clusters read once, from a file: it lists itself.
+type Static []Cluster
+
+// List returns the clusters.
+func (s Static) List(context.Context) ([]Cluster, error) { return s, nil }

@@ -68,7 +68,7 @@ func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error 
 		}
 		p.Sayf("web UI %s (user admin, password %s)", url, password)
 	}
-	names := manifest.Names(s.repo.Root)
+	names := manifest.Names(s.rootApps())
 	t := timeline.NewTracker(p.Start, names)
 	catchUp(p, t, events, listed)
 	b, err := newBootstrap(s.cfg, Namespace)
@@ -78,7 +78,7 @@ func (u *Up) follow(ctx context.Context, p *timeline.Printer, s *session) error 
 	if err := b.applyRoot(ctx, s.repo.Root); err != nil {
 		return err
 	}
-	p.Sayf("root manifest %s applied (Applications: %s)", u.Root, strings.Join(names, ", "))
+	p.Sayf("root manifest %s applied (%s)", u.Root, describeRoot(s.repo.Root, s.generated))
 	return u.loop(ctx, p, t, events, fatal)
 }
 

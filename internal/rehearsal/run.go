@@ -62,6 +62,8 @@ type stagedRun struct {
 	mirrors  source.Mirrors
 	profile  string // absolute path of the cluster's profile, or ""
 	drawn    map[string]any
+	// generated is what the root's ApplicationSets make.
+	generated generated
 }
 
 // runScenario runs a scenario once on a new local cluster in o.ws and
@@ -71,6 +73,8 @@ func runScenario(ctx context.Context, o runOptions) (res report.RunResult, err e
 	if err != nil {
 		return res, err
 	}
+	st.generated = generateSets(ctx, st.root, st.settings, st.mirrors, o.ws.Cache())
+	addMirrors(st.mirrors, st.generated.apps, o.ws.Repo())
 	log, err := os.Create(o.ws.ControllerLog())
 	if err != nil {
 		return res, fmt.Errorf("create controller log: %w", err)
@@ -206,10 +210,14 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	rec := &timelineRecorder{out: o.out}
 	p := &timeline.Printer{Out: rec, Start: time.Now(), Scale: o.timeScale}
 	sayWarnings(p, st.settings)
-	if err := expect(ctx, p, b, root, st.mirrors, o.ws.Cache()); err != nil {
+	for _, w := range st.generated.warnings {
+		p.Sayf("root: warning: %s", w)
+	}
+	apps := append(append([]*unstructured.Unstructured{}, root...), st.generated.apps...)
+	if err := expect(ctx, p, b, apps, st.mirrors, o.ws.Cache()); err != nil {
 		return res, err
 	}
-	t := timeline.NewTracker(p.Start, manifest.Names(root))
+	t := timeline.NewTracker(p.Start, manifest.Names(apps))
 	smp := timeline.NewSampler(client, p.Start)
 	go smp.Run(watchCtx)
 	if err := b.applyRoot(ctx, root); err != nil {

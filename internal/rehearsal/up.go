@@ -112,6 +112,14 @@ type session struct {
 	repo     snapshot.Served
 	settings *settings.Settings
 	mirrors  source.Mirrors
+	// generated are the Applications the root's ApplicationSets make.
+	generated []*unstructured.Unstructured
+}
+
+// rootApps are the root manifest's objects and the Applications its
+// ApplicationSets make: the apps a rehearsal waits for first.
+func (s *session) rootApps() []*unstructured.Unstructured {
+	return append(append([]*unstructured.Unstructured{}, s.repo.Root...), s.generated...)
 }
 
 // Run rehearses until the apps settle (with ExitWhenSettled) or ctx ends,
@@ -212,6 +220,12 @@ func (u *Up) serve(ctx context.Context, p *timeline.Printer, s *session) error {
 	}
 	s.mirrors = mirrors
 	p.Sayf("repo %s: %s", u.Repo, s.repo.Describe())
+	g := generateSets(ctx, s.repo.Root, s.settings, s.mirrors, s.ws.Cache())
+	for _, w := range g.warnings {
+		p.Sayf("root: warning: %s", w)
+	}
+	s.generated = g.apps
+	addMirrors(s.mirrors, g.apps, s.repo.Path)
 	return nil
 }
 
@@ -254,7 +268,7 @@ func (u *Up) bootstrap(ctx context.Context, p *timeline.Printer, s *session) err
 		return err
 	}
 	sayWarnings(p, s.settings)
-	if err := expect(ctx, p, b, s.repo.Root, s.mirrors, s.ws.Cache()); err != nil {
+	if err := expect(ctx, p, b, s.rootApps(), s.mirrors, s.ws.Cache()); err != nil {
 		return err
 	}
 	settings := "none (argocd-cm removed)"

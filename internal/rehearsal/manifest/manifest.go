@@ -61,16 +61,17 @@ func inNamespace(path string, objs []*unstructured.Unstructured, ns string) erro
 	return nil
 }
 
-// ReadRoot reads the root manifest: one or more Applications, and other
-// objects of the controller's namespace such as AppProjects. Objects with
-// no namespace get namespace; one naming another is an error.
+// ReadRoot reads the root manifest: one or more Applications or
+// ApplicationSets, and other objects of the controller's namespace such as
+// AppProjects. Objects with no namespace get namespace; one naming another
+// is an error.
 func ReadRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
 	objs, err := readObjects(path)
 	if err != nil {
 		return nil, fmt.Errorf("read root manifest: %w", err)
 	}
-	if len(Apps(objs)) == 0 {
-		return nil, fmt.Errorf("root manifest %s holds no argoproj.io Application", path)
+	if len(Apps(objs)) == 0 && len(Sets(objs)) == 0 {
+		return nil, fmt.Errorf("root manifest %s holds no argoproj.io Application or ApplicationSet", path)
 	}
 	return objs, inNamespace(path, objs, namespace)
 }
@@ -79,6 +80,23 @@ func ReadRoot(path, namespace string) ([]*unstructured.Unstructured, error) {
 func IsApplication(o *unstructured.Unstructured) bool {
 	gvk := o.GroupVersionKind()
 	return gvk.Group == v1alpha1.Group && gvk.Kind == v1alpha1.ApplicationKind
+}
+
+// IsApplicationSet reports whether o is an argoproj.io ApplicationSet.
+func IsApplicationSet(o *unstructured.Unstructured) bool {
+	gvk := o.GroupVersionKind()
+	return gvk.Group == v1alpha1.Group && gvk.Kind == v1alpha1.ApplicationSetKind
+}
+
+// Sets returns the ApplicationSets of a root manifest.
+func Sets(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var sets []*unstructured.Unstructured
+	for _, o := range objs {
+		if IsApplicationSet(o) {
+			sets = append(sets, o)
+		}
+	}
+	return sets
 }
 
 // Apps returns the Applications of a root manifest.
@@ -102,22 +120,25 @@ func Names(objs []*unstructured.Unstructured) []string {
 }
 
 // gitSources returns the Git sources (repoURL and targetRevision) of the
-// root Applications; Helm chart sources are left out.
+// root Applications, and those of the root ApplicationSets that are not
+// templated: their template's sources and their git generators. Helm
+// chart sources are left out.
 func gitSources(objs []*unstructured.Unstructured) [][2]string {
 	var out [][2]string
-	for _, app := range Apps(objs) {
-		var sources []any
-		if s, ok, _ := unstructured.NestedMap(app.Object, "spec", "source"); ok {
-			sources = append(sources, s)
+	for _, o := range objs {
+		var spec map[string]any
+		switch {
+		case IsApplication(o):
+			spec, _, _ = unstructured.NestedMap(o.Object, "spec")
+		case IsApplicationSet(o):
+			spec, _, _ = unstructured.NestedMap(o.Object, "spec", "template", "spec")
+			generators, _, _ := unstructured.NestedSlice(o.Object, "spec", "generators")
+			out = append(out, generatorSources(generators)...)
 		}
-		if list, ok, _ := unstructured.NestedSlice(app.Object, "spec", "sources"); ok {
-			sources = append(sources, list...)
-		}
-		for _, s := range sources {
-			m, _ := s.(map[string]any)
-			url, _ := m["repoURL"].(string)
-			rev, _ := m["targetRevision"].(string)
-			if _, chart := m["chart"]; url != "" && !chart {
+		for _, s := range specSources(spec) {
+			url, _ := s["repoURL"].(string)
+			rev, _ := s["targetRevision"].(string)
+			if _, chart := s["chart"]; url != "" && !chart && !templated(url) && !templated(rev) {
 				out = append(out, [2]string{url, rev})
 			}
 		}
@@ -125,7 +146,49 @@ func gitSources(objs []*unstructured.Unstructured) [][2]string {
 	return out
 }
 
-// Mirrors maps the root Applications' Git repository URLs to path.
+// specSources are the source and sources of an Application's spec.
+func specSources(spec map[string]any) []map[string]any {
+	var out []map[string]any
+	if s, ok := spec["source"].(map[string]any); ok {
+		out = append(out, s)
+	}
+	list, _ := spec["sources"].([]any)
+	for _, s := range list {
+		if m, ok := s.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// generatorSources are the repositories of git generators, in matrix and
+// merge generators too, that are not templated.
+func generatorSources(generators []any) [][2]string {
+	var out [][2]string
+	for _, g := range generators {
+		m, _ := g.(map[string]any)
+		if git, ok := m["git"].(map[string]any); ok {
+			url, _ := git["repoURL"].(string)
+			rev, _ := git["revision"].(string)
+			if url != "" && !templated(url) && !templated(rev) {
+				out = append(out, [2]string{url, rev})
+			}
+		}
+		for _, nested := range []string{"matrix", "merge"} {
+			if n, ok := m[nested].(map[string]any); ok {
+				list, _ := n["generators"].([]any)
+				out = append(out, generatorSources(list)...)
+			}
+		}
+	}
+	return out
+}
+
+// templated reports an ApplicationSet template expression in s.
+func templated(s string) bool { return strings.Contains(s, "{{") }
+
+// Mirrors maps the Git repository URLs of the root Applications and
+// ApplicationSets (gitSources) to path.
 func Mirrors(objs []*unstructured.Unstructured, path string) source.Mirrors {
 	m := source.Mirrors{}
 	for _, s := range gitSources(objs) {
@@ -137,8 +200,8 @@ func Mirrors(objs []*unstructured.Unstructured, path string) source.Mirrors {
 var branchName = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 var hexRevision = regexp.MustCompile(`^[0-9a-fA-F]{7,40}$`)
 
-// Branches lists the target revisions of the root Applications that name
-// branches, so a snapshot can offer them.
+// Branches lists the target revisions of the root Applications and
+// ApplicationSets that name branches, so a snapshot can offer them.
 func Branches(objs []*unstructured.Unstructured) []string {
 	seen := map[string]bool{}
 	var out []string

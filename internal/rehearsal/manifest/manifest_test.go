@@ -17,10 +17,15 @@ func TestReadRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	appsets, err := os.ReadFile("testdata/appsets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		manifest string
 		wantErr  string
 		names    []string
+		sets     []string
 		mirrored []string
 		branches []string
 	}{
@@ -30,9 +35,15 @@ func TestReadRoot(t *testing.T) {
 			mirrored: []string{"https://github.com/org/gitops", "https://github.com/org/addons.git"},
 			branches: []string{"release-1"},
 		},
+		"ApplicationSets, templated and not": {
+			manifest: string(appsets),
+			sets:     []string{"cluster-addons", "workloads"},
+			mirrored: []string{"https://github.com/org/workloads.git", "https://github.com/org/platform.git"},
+			branches: []string{"release-2", "main"},
+		},
 		"no Application": {
 			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-			wantErr:  "holds no argoproj.io Application",
+			wantErr:  "holds no argoproj.io Application or ApplicationSet",
 		},
 		"another namespace": {
 			manifest: "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: r, namespace: gitops}\n",
@@ -68,6 +79,13 @@ func TestReadRoot(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.names, names); diff != "" {
 				t.Errorf("root apps (-want +got):\n%s", diff)
+			}
+			var sets []string
+			for _, s := range Sets(objs) {
+				sets = append(sets, s.GetName())
+			}
+			if diff := cmp.Diff(tc.sets, sets); diff != "" {
+				t.Errorf("root ApplicationSets (-want +got):\n%s", diff)
 			}
 			m := Mirrors(objs, "/snapshot")
 			for _, url := range tc.mirrored {
