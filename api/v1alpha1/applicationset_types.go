@@ -87,7 +87,7 @@ type ApplicationSetGenerator struct {
 	SCMProvider             *apiextensionsv1.JSON `json:"scmProvider,omitempty"`
 	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
 	PullRequest             *apiextensionsv1.JSON `json:"pullRequest,omitempty"`
-	Plugin                  *apiextensionsv1.JSON `json:"plugin,omitempty"`
+	Plugin                  *PluginGenerator      `json:"plugin,omitempty"`
 }
 
 // ListGenerator yields its literal elements.
@@ -117,6 +117,29 @@ type GitGenerator struct {
 	Template            *ApplicationSetTemplate     `json:"template,omitempty"`
 	PathParamPrefix     string                      `json:"pathParamPrefix,omitempty"`
 	Values              map[string]string           `json:"values,omitempty"`
+}
+
+// PluginGenerator yields the parameter sets an HTTP service returns, as
+// Argo CD's plugin generator: POST {baseUrl}/api/v1/getparams.execute
+// with a bearer token, both from the ConfigMap configMapRef names.
+// +kubebuilder:pruning:PreserveUnknownFields
+type PluginGenerator struct {
+	ConfigMapRef        PluginConfigMapRef      `json:"configMapRef"`
+	Input               PluginInput             `json:"input,omitempty"`
+	RequeueAfterSeconds *int64                  `json:"requeueAfterSeconds,omitempty"`
+	Template            *ApplicationSetTemplate `json:"template,omitempty"`
+	Values              map[string]string       `json:"values,omitempty"`
+}
+
+// PluginConfigMapRef names the plugin's ConfigMap in the set's namespace.
+type PluginConfigMapRef struct {
+	Name string `json:"name"`
+}
+
+// PluginInput is what the plugin is sent besides the set's name.
+type PluginInput struct {
+	// Parameters are any JSON values, sent as they are.
+	Parameters map[string]apiextensionsv1.JSON `json:"parameters,omitempty"`
 }
 
 // GitDirectoryGeneratorItem is a path glob, optionally excluding.

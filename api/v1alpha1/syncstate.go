@@ -71,7 +71,10 @@ func (p TaskPhase) Terminal() bool {
 
 // SyncTask is the saved state of one task of a sync (an object, hook or
 // namespace): what it is, how far it has come and when it ran. The sync
-// engine writes it; the API server, the UI and rehearsals read it.
+// engine writes it; the API server, the UI and rehearsals read it. It is
+// stored compressed inside the operation state, not as an API field, so it
+// has no generated deep copy.
+// +kubebuilder:object:generate=false
 type SyncTask struct {
 	ID        string    `json:"id"`
 	Type      TaskType  `json:"type"`

@@ -2,6 +2,8 @@ package appset
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -282,5 +284,48 @@ func TestDeleteSet(t *testing.T) {
 		if app := h.app(n); app == nil || len(app.OwnerReferences) != 0 {
 			t.Errorf("%s: %+v, want kept with no owner reference", n, app)
 		}
+	}
+}
+
+// TestPluginGeneratorInCluster runs a plugin generator whose ConfigMap and
+// token Secret are in the namespace: the plugin on loopback is asked with
+// its bearer token, its answer becomes the apps, and the refresh
+// annotation asks it again.
+func TestPluginGeneratorInCluster(t *testing.T) {
+	t.Parallel()
+	h := start(t, harnessOptions{})
+	p := startPlugin(t)
+	for _, o := range p.objects(t) {
+		if name := o.GetName(); name != "envs-plugin" && name != "argocd-secret" {
+			continue
+		}
+		o.SetNamespace(h.ns)
+		if err := h.c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "plugin", "appset-gotemplate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.createSet(strings.Replace(string(raw), "namespace: argocd", "namespace: NAMESPACE", 1), "")
+	h.eventually(30*time.Second, "apps dev-shop and prod-shop", func() bool {
+		return slices.Equal(h.appNames(), []string{"dev-shop", "prod-shop"})
+	}, func() string { return strings.Join(h.appNames(), ",") + " " + describeConditions(h.set("envs")) })
+
+	p.answerWith(`{"output": {"parameters": [{"name": "dev", "replicas": 1, "labels": {"tier": "front"}}]}}`)
+	h.updateSet("envs", func(s *v1alpha1.ApplicationSet) {
+		s.Annotations = map[string]string{AnnotationRefresh: "true"}
+	})
+	// No Application controller runs here to remove the resources
+	// finalizer: the deletion is requested.
+	h.eventually(30*time.Second, "prod-shop deleted after the plugin stopped listing it", func() bool {
+		a := h.app("prod-shop")
+		return a == nil || a.DeletionTimestamp != nil
+	}, func() string { return strings.Join(h.appNames(), ",") })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sent) < 2 {
+		t.Errorf("the plugin was asked %d times, want again after the refresh", len(p.sent))
 	}
 }

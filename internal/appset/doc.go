@@ -4,9 +4,10 @@
 // and deletes the generated Applications the way Argo CD's ApplicationSet
 // controller does.
 //
-// Generation (generate.go and the gen_*.go files) is pure apart from its two
-// inputs, repository trees (internal/source, read at a resolved commit, never
-// outside the repository) and registered clusters (internal/cluster):
+// Generation (generate.go and the gen_*.go files) is pure apart from its
+// inputs: repository trees (internal/source, read at a resolved commit,
+// never outside the repository), registered clusters (internal/cluster) and
+// the plugin generator's HTTP call:
 //
 //   - list: `elements` and `elementsYaml`;
 //   - clusters: one set per registered cluster matching `selector`, with
@@ -18,6 +19,10 @@
 //     and `pathParamPrefix`;
 //   - matrix (two children, the second rendered with each set of the first)
 //     and merge (`mergeKeys`);
+//   - plugin: the parameter sets an HTTP service answers (gen_plugin.go),
+//     its URL and bearer token from a ConfigMap and Secret of the namespace
+//     (Objects: KubeObjects in a cluster, StaticObjects from a settings
+//     file);
 //   - per generator: `template` overrides and a `selector` post-filter.
 //
 // Templates are rendered field by field: `{{param}}` substitution by

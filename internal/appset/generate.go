@@ -34,6 +34,9 @@ type Inputs struct {
 	// GitRequeue is how often a git generator is read again when it sets
 	// no requeueAfterSeconds (default 3 minutes, as Argo CD).
 	GitRequeue time.Duration
+	// Objects reads the ConfigMaps and Secrets the plugin generator names;
+	// without it a plugin generator is an error.
+	Objects Objects
 }
 
 // DefaultGitRequeue is Argo CD's polling period for git generators.
@@ -165,6 +168,7 @@ const (
 	kindGit      = "git"
 	kindMatrix   = "matrix"
 	kindMerge    = "merge"
+	kindPlugin   = "plugin"
 )
 
 func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
@@ -174,7 +178,7 @@ func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
 		set  bool
 	}{
 		{kindList, e.List != nil}, {kindClusters, e.Clusters != nil}, {kindGit, e.Git != nil},
-		{kindMatrix, e.Matrix != nil}, {kindMerge, e.Merge != nil},
+		{kindMatrix, e.Matrix != nil}, {kindMerge, e.Merge != nil}, {kindPlugin, e.Plugin != nil},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -190,13 +194,13 @@ func errNoGenerator(e *v1alpha1.ApplicationSetGenerator) error {
 		set  bool
 	}{
 		{"scmProvider", e.SCMProvider != nil}, {"clusterDecisionResource", e.ClusterDecisionResource != nil},
-		{"pullRequest", e.PullRequest != nil}, {"plugin", e.Plugin != nil},
+		{"pullRequest", e.PullRequest != nil},
 	} {
 		if u.set {
-			return fmt.Errorf("the %s generator is not supported by wavecd (supported: list, clusters, git, matrix, merge)", u.name)
+			return fmt.Errorf("the %s generator is not supported by wavecd (supported: list, clusters, git, matrix, merge, plugin)", u.name)
 		}
 	}
-	return errors.New("no generator set (supported: list, clusters, git, matrix, merge)")
+	return errors.New("no generator set (supported: list, clusters, git, matrix, merge, plugin)")
 }
 
 func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.ApplicationSetTemplate {
@@ -211,6 +215,8 @@ func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.Appl
 		return e.Matrix.Template
 	case kindMerge:
 		return e.Merge.Template
+	case kindPlugin:
+		return e.Plugin.Template
 	}
 	return nil
 }
@@ -239,6 +245,8 @@ func (g *generation) paramsOf(entry *v1alpha1.ApplicationSetGenerator, kind, at 
 		sets, err = g.matrix(entry.Matrix, at)
 	case kindMerge:
 		sets, err = g.merge(entry.Merge, at)
+	case kindPlugin:
+		sets, err = g.plugin(entry.Plugin, parent)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)

@@ -26,11 +26,6 @@ import (
 // is mirrored to the case's repo/ folder.
 const fixtureRepoURL = "https://git.example.com/org/config.git"
 
-// staticClusters is a fixed cluster list, read from Secret fixtures.
-type staticClusters []cluster.Cluster
-
-func (s staticClusters) List(context.Context) ([]cluster.Cluster, error) { return s, nil }
-
 // TestGenerate runs each case of testdata/generate: appset.yaml is the
 // ApplicationSet, repo/ the tree of fixtureRepoURL, clusters.yaml the
 // cluster Secrets, and want.yaml the Applications it must generate, or
@@ -86,7 +81,7 @@ func fixtureInputs(t *testing.T, dir string) Inputs {
 	t.Helper()
 	mirrors := source.Mirrors{}
 	mirrors.Add(fixtureRepoURL, filepath.Join(dir, "repo"))
-	in := Inputs{Repos: source.NewRepos(source.ReposOptions{Mirrors: mirrors}), Clusters: staticClusters{}}
+	in := Inputs{Repos: source.NewRepos(source.ReposOptions{Mirrors: mirrors}), Clusters: cluster.Static{}}
 	if raw, ok := readOptional(t, filepath.Join(dir, "clusters.yaml")); ok {
 		var secrets []corev1.Secret
 		for _, doc := range splitYAML(t, raw) {
@@ -104,7 +99,7 @@ func fixtureInputs(t *testing.T, dir string) Inputs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.Clusters = staticClusters(clusters)
+		in.Clusters = cluster.Static(clusters)
 	}
 	return in
 }

@@ -45,7 +45,8 @@ Git generators read the repository (a --mirror serves its URL from a local
 folder). Cluster generators see the in-cluster destination and the cluster
 Secrets of --settings (a file of ConfigMaps and Secrets, or an argo-cd Helm
 chart values file), or, with --kubeconfig or --context, the cluster Secrets
-in the namespace -n of that cluster.`,
+in the namespace -n of that cluster. Plugin generators are called: their
+ConfigMap and token Secret come from the same place.`,
 		Example: `  wavecd appset generate appsets/addons.yaml
   wavecd appset generate appsets/addons.yaml --settings clusters.yaml -o yaml
   wavecd appset generate appset.yaml --mirror https://github.com/org/gitops.git=. -o json
@@ -58,7 +59,7 @@ in the namespace -n of that cluster.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&a.Output, "output", "o", "wide", "output format: wide, yaml or json")
-	f.StringVar(&a.Settings, "settings", "", "Argo CD settings whose cluster Secrets the cluster generators see: ConfigMaps and Secrets, or an argo-cd Helm chart values file")
+	f.StringVar(&a.Settings, "settings", "", "Argo CD settings whose cluster Secrets the cluster generators see (and plugin generators' ConfigMaps and Secrets): ConfigMaps and Secrets, or an argo-cd Helm chart values file")
 	a.kube.addTo(f, "namespace of the cluster Secrets, with --kubeconfig or --context")
 	f.StringArrayVar(&a.Mirrors, "mirror", nil, mirrorUsage)
 	f.StringVar(&a.CacheDir, "cache-dir", "", "folder for Git clones (default: a folder in the user cache dir)")
@@ -93,7 +94,7 @@ func (a *appsetGenerate) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	clusters, err := a.clusters()
+	clusters, objects, err := a.clusters()
 	if err != nil {
 		return err
 	}
@@ -108,6 +109,7 @@ func (a *appsetGenerate) Run(ctx context.Context) error {
 	in := appset.Inputs{
 		Repos:              source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
 		Clusters:           clusters,
+		Objects:            objects,
 		NewGitFileGlobbing: a.NewGitFileGlobbing,
 	}
 	var out []generatedSet
@@ -182,31 +184,32 @@ func (a *appsetGenerate) decodeSet(i int, raw []byte) (*v1alpha1.ApplicationSet,
 
 // clusters are what the cluster generators see: the cluster Secrets of
 // --settings, of the kubeconfig's cluster, or only the in-cluster
-// destination.
-func (a *appsetGenerate) clusters() (appset.Clusters, error) {
+// destination; objects are the ConfigMaps and Secrets the plugin generator
+// reads, from the same place (none without either).
+func (a *appsetGenerate) clusters() (appset.Clusters, appset.Objects, error) {
 	if a.Settings != "" && (a.kube.kube.kubeconfig != "" || a.kube.kube.context != "") {
-		return nil, errors.New("give the clusters either with --settings or with --kubeconfig/--context, not both")
+		return nil, nil, errors.New("give the clusters either with --settings or with --kubeconfig/--context, not both")
 	}
 	if a.kube.kube.kubeconfig != "" || a.kube.kube.context != "" {
 		_, c, err := a.kube.connect()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return cluster.Registry{Reader: c, Namespace: a.kube.namespace}, nil
+		return cluster.Registry{Reader: c, Namespace: a.kube.namespace}, appset.KubeObjects{Reader: c}, nil
 	}
 	if a.Settings == "" {
-		return cluster.Static{*cluster.InCluster()}, nil
+		return cluster.Static{*cluster.InCluster()}, nil, nil
 	}
 	s, err := settings.Load(a.Settings, settings.Options{Namespace: a.kube.namespace})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inCluster := s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
 	list, err := cluster.FromObjects(s.Objects, inCluster)
 	if err != nil {
-		return nil, fmt.Errorf("settings %s: %w", a.Settings, err)
+		return nil, nil, fmt.Errorf("settings %s: %w", a.Settings, err)
 	}
-	return cluster.Static(list), nil
+	return cluster.Static(list), appset.StaticObjects(s.Objects), nil
 }
 
 // printGenerated prints the generated Applications: a table (wide), or

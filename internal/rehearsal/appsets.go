@@ -52,6 +52,7 @@ func generateSets(ctx context.Context, root []*unstructured.Unstructured, s *set
 	in := appset.Inputs{
 		Repos:    source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
 		Clusters: cluster.Static(clusters),
+		Objects:  appset.StaticObjects(objs),
 	}
 	for _, o := range sets {
 		apps, err := generateSet(ctx, o, in)
