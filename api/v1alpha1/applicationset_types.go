@@ -85,7 +85,7 @@ type ApplicationSetGenerator struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
 	SCMProvider             *apiextensionsv1.JSON `json:"scmProvider,omitempty"`
-	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
+	ClusterDecisionResource *DuckTypeGenerator    `json:"clusterDecisionResource,omitempty"`
 	PullRequest             *apiextensionsv1.JSON `json:"pullRequest,omitempty"`
 	Plugin                  *PluginGenerator      `json:"plugin,omitempty"`
 }
@@ -127,6 +127,21 @@ type PluginGenerator struct {
 	ConfigMapRef        PluginConfigMapRef      `json:"configMapRef"`
 	Input               PluginInput             `json:"input,omitempty"`
 	RequeueAfterSeconds *int64                  `json:"requeueAfterSeconds,omitempty"`
+	Template            *ApplicationSetTemplate `json:"template,omitempty"`
+	Values              map[string]string       `json:"values,omitempty"`
+}
+
+// DuckTypeGenerator is Argo CD's cluster-decision-resource generator: one
+// parameter set per entry of status.<statusListKey> of the resources
+// (the one named, or those labelSelector matches) whose group, version and
+// resource the ConfigMap configMapRef gives, each matched to a registered
+// cluster by name through matchKey.
+// +kubebuilder:pruning:PreserveUnknownFields
+type DuckTypeGenerator struct {
+	ConfigMapRef        string                  `json:"configMapRef"`
+	Name                string                  `json:"name,omitempty"`
+	RequeueAfterSeconds *int64                  `json:"requeueAfterSeconds,omitempty"`
+	LabelSelector       metav1.LabelSelector    `json:"labelSelector,omitempty"`
 	Template            *ApplicationSetTemplate `json:"template,omitempty"`
 	Values              map[string]string       `json:"values,omitempty"`
 }

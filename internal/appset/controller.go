@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -102,6 +103,10 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create dynamic client: %w", err)
+	}
 	apps := c
 	if opts.Apps != nil {
 		apps = opts.Apps
@@ -110,7 +115,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		}
 	}
 	rec := &Reconciler{
-		client: cached, apps: apps, apiReader: direct, opts: opts, scheme: scheme,
+		client: cached, apps: apps, apiReader: direct, resources: KubeResources{Client: dyn}, opts: opts, scheme: scheme,
 		repos:    source.NewRepos(source.ReposOptions{CacheDir: opts.CacheDir, Mirrors: opts.Mirrors}),
 		clusters: cluster.Registry{Reader: cached, Namespace: opts.Namespace},
 		results:  &resultCache{entries: map[string]resultEntry{}},

@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/testenv"
@@ -328,4 +330,60 @@ func TestPluginGeneratorInCluster(t *testing.T) {
 	if len(p.sent) < 2 {
 		t.Errorf("the plugin was asked %d times, want again after the refresh", len(p.sent))
 	}
+}
+
+// TestClusterDecisionResource generates one app per decision of an Open
+// Cluster Management PlacementDecision (a CRD of the test) that names a
+// registered cluster, and follows a changed decision on refresh.
+func TestClusterDecisionResource(t *testing.T) {
+	t.Parallel()
+	h := start(t, harnessOptions{})
+	if err := h.env.ApplyCRDs(t.Context(), filepath.Join("testdata", "decisions", "crds")); err != nil {
+		t.Fatal(err)
+	}
+	h.createClusterSecret("cluster-edge-1", "edge-1", "https://edge-1.example.invalid", nil)
+	raw, err := os.ReadFile(filepath.Join("testdata", "decisions", "objects.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decision *unstructured.Unstructured
+	for _, doc := range splitYAML(t, string(raw)) {
+		o := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &o.Object); err != nil {
+			t.Fatal(err)
+		}
+		o.SetNamespace(h.ns)
+		if err := h.c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+		if o.GetKind() == "PlacementDecision" {
+			decision = o
+		}
+	}
+	set, err := os.ReadFile(filepath.Join("testdata", "decisions", "appset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.createSet(string(set), "")
+	h.eventually(30*time.Second, "app web-edge-1", func() bool {
+		return slices.Equal(h.appNames(), []string{"web-edge-1"})
+	}, func() string { return strings.Join(h.appNames(), ",") + " " + describeConditions(h.set("web")) })
+	app := h.app("web-edge-1")
+	if app.Spec.Destination.Server != "https://edge-1.example.invalid" || app.Labels["tier"] != "front" || app.Labels["reason"] != "scheduled" {
+		t.Errorf("web-edge-1: destination %s, labels %v", app.Spec.Destination.Server, app.Labels)
+	}
+
+	list := []any{map[string]any{"clusterName": "edge-1", "reason": "scheduled"}, map[string]any{"clusterName": "in-cluster", "reason": "added"}}
+	if err := unstructured.SetNestedSlice(decision.Object, list, "status", "decisions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Update(t.Context(), decision); err != nil {
+		t.Fatal(err)
+	}
+	h.updateSet("web", func(s *v1alpha1.ApplicationSet) {
+		s.Annotations = map[string]string{AnnotationRefresh: "true"}
+	})
+	h.eventually(30*time.Second, "apps web-edge-1 and web-in-cluster", func() bool {
+		return slices.Equal(h.appNames(), []string{"web-edge-1", "web-in-cluster"})
+	}, func() string { return strings.Join(h.appNames(), ",") })
 }

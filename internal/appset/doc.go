@@ -7,7 +7,8 @@
 // Generation (generate.go and the gen_*.go files) is pure apart from its
 // inputs: repository trees (internal/source, read at a resolved commit,
 // never outside the repository), registered clusters (internal/cluster) and
-// the plugin generator's HTTP call:
+// the plugin generator's HTTP call and the cluster-decision-resource
+// generator's resources:
 //
 //   - list: `elements` and `elementsYaml`;
 //   - clusters: one set per registered cluster matching `selector`, with
@@ -23,6 +24,9 @@
 //     its URL and bearer token from a ConfigMap and Secret of the namespace
 //     (Objects: KubeObjects in a cluster, StaticObjects from a settings
 //     file);
+//   - clusterDecisionResource: one set per entry of a duck-typed
+//     resource's status list that names a registered cluster (gen_duck.go,
+//     read through Resources);
 //   - per generator: `template` overrides and a `selector` post-filter.
 //
 // Templates are rendered field by field: `{{param}}` substitution by

@@ -34,9 +34,13 @@ type Inputs struct {
 	// GitRequeue is how often a git generator is read again when it sets
 	// no requeueAfterSeconds (default 3 minutes, as Argo CD).
 	GitRequeue time.Duration
-	// Objects reads the ConfigMaps and Secrets the plugin generator names;
-	// without it a plugin generator is an error.
+	// Objects reads the ConfigMaps and Secrets the plugin and
+	// cluster-decision-resource generators name; without it they are an
+	// error.
 	Objects Objects
+	// Resources lists the cluster-decision-resource generator's
+	// resources; without it that generator is an error.
+	Resources Resources
 }
 
 // DefaultGitRequeue is Argo CD's polling period for git generators.
@@ -169,6 +173,7 @@ const (
 	kindMatrix   = "matrix"
 	kindMerge    = "merge"
 	kindPlugin   = "plugin"
+	kindDecision = "clusterDecisionResource"
 )
 
 func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
@@ -179,6 +184,7 @@ func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
 	}{
 		{kindList, e.List != nil}, {kindClusters, e.Clusters != nil}, {kindGit, e.Git != nil},
 		{kindMatrix, e.Matrix != nil}, {kindMerge, e.Merge != nil}, {kindPlugin, e.Plugin != nil},
+		{kindDecision, e.ClusterDecisionResource != nil},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -193,14 +199,13 @@ func errNoGenerator(e *v1alpha1.ApplicationSetGenerator) error {
 		name string
 		set  bool
 	}{
-		{"scmProvider", e.SCMProvider != nil}, {"clusterDecisionResource", e.ClusterDecisionResource != nil},
-		{"pullRequest", e.PullRequest != nil},
+		{"scmProvider", e.SCMProvider != nil}, {"pullRequest", e.PullRequest != nil},
 	} {
 		if u.set {
-			return fmt.Errorf("the %s generator is not supported by wavecd (supported: list, clusters, git, matrix, merge, plugin)", u.name)
+			return fmt.Errorf("the %s generator is not supported by wavecd (supported: list, clusters, git, matrix, merge, plugin, clusterDecisionResource)", u.name)
 		}
 	}
-	return errors.New("no generator set (supported: list, clusters, git, matrix, merge, plugin)")
+	return errors.New("no generator set (supported: list, clusters, git, matrix, merge, plugin, clusterDecisionResource)")
 }
 
 func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.ApplicationSetTemplate {
@@ -217,6 +222,8 @@ func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.Appl
 		return e.Merge.Template
 	case kindPlugin:
 		return e.Plugin.Template
+	case kindDecision:
+		return e.ClusterDecisionResource.Template
 	}
 	return nil
 }
@@ -247,6 +254,8 @@ func (g *generation) paramsOf(entry *v1alpha1.ApplicationSetGenerator, kind, at 
 		sets, err = g.merge(entry.Merge, at)
 	case kindPlugin:
 		sets, err = g.plugin(entry.Plugin, parent)
+	case kindDecision:
+		sets, err = g.clusterDecisions(entry.ClusterDecisionResource)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)

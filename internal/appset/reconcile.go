@@ -32,6 +32,8 @@ type Reconciler struct {
 	client client.Client
 	// apiReader reads from the API server.
 	apiReader client.Reader
+	// resources lists the cluster-decision-resource generators' resources.
+	resources Resources
 	// apps reads the namespace's Applications: the controller's own
 	// cache, or the one Options.Apps shares.
 	apps     client.Reader
@@ -152,7 +154,7 @@ func (r *Reconciler) generate(ctx context.Context, set *v1alpha1.ApplicationSet)
 	r.refreshCredentials(ctx)
 	g, err := Generate(ctx, set, Inputs{
 		Repos: r.repos, Clusters: r.clusters, NewGitFileGlobbing: r.opts.NewGitFileGlobbing, GitRequeue: r.opts.GitRequeue,
-		Objects: KubeObjects{Reader: r.apiReader},
+		Objects: KubeObjects{Reader: r.apiReader}, Resources: r.resources,
 	})
 	if err != nil {
 		r.results.forget(set.Name)

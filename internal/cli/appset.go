@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -94,7 +95,7 @@ func (a *appsetGenerate) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	clusters, objects, err := a.clusters()
+	clusters, objects, resources, err := a.clusters()
 	if err != nil {
 		return err
 	}
@@ -110,6 +111,7 @@ func (a *appsetGenerate) Run(ctx context.Context) error {
 		Repos:              source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
 		Clusters:           clusters,
 		Objects:            objects,
+		Resources:          resources,
 		NewGitFileGlobbing: a.NewGitFileGlobbing,
 	}
 	var out []generatedSet
@@ -184,32 +186,37 @@ func (a *appsetGenerate) decodeSet(i int, raw []byte) (*v1alpha1.ApplicationSet,
 
 // clusters are what the cluster generators see: the cluster Secrets of
 // --settings, of the kubeconfig's cluster, or only the in-cluster
-// destination; objects are the ConfigMaps and Secrets the plugin generator
-// reads, from the same place (none without either).
-func (a *appsetGenerate) clusters() (appset.Clusters, appset.Objects, error) {
+// destination; objects are the ConfigMaps and Secrets the plugin and
+// cluster-decision-resource generators read, from the same place (none
+// without either), and resources the latter's resources (a cluster only).
+func (a *appsetGenerate) clusters() (appset.Clusters, appset.Objects, appset.Resources, error) {
 	if a.Settings != "" && (a.kube.kube.kubeconfig != "" || a.kube.kube.context != "") {
-		return nil, nil, errors.New("give the clusters either with --settings or with --kubeconfig/--context, not both")
+		return nil, nil, nil, errors.New("give the clusters either with --settings or with --kubeconfig/--context, not both")
 	}
 	if a.kube.kube.kubeconfig != "" || a.kube.kube.context != "" {
-		_, c, err := a.kube.connect()
+		cfg, c, err := a.kube.connect()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return cluster.Registry{Reader: c, Namespace: a.kube.namespace}, appset.KubeObjects{Reader: c}, nil
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return cluster.Registry{Reader: c, Namespace: a.kube.namespace}, appset.KubeObjects{Reader: c}, appset.KubeResources{Client: dyn}, nil
 	}
 	if a.Settings == "" {
-		return cluster.Static{*cluster.InCluster()}, nil, nil
+		return cluster.Static{*cluster.InCluster()}, nil, nil, nil
 	}
 	s, err := settings.Load(a.Settings, settings.Options{Namespace: a.kube.namespace})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	inCluster := s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
 	list, err := cluster.FromObjects(s.Objects, inCluster)
 	if err != nil {
-		return nil, nil, fmt.Errorf("settings %s: %w", a.Settings, err)
+		return nil, nil, nil, fmt.Errorf("settings %s: %w", a.Settings, err)
 	}
-	return cluster.Static(list), appset.StaticObjects(s.Objects), nil
+	return cluster.Static(list), appset.StaticObjects(s.Objects), nil, nil
 }
 
 // printGenerated prints the generated Applications: a table (wide), or
