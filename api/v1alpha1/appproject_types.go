@@ -40,6 +40,21 @@ type AppProjectSpec struct {
 	ClusterResourceBlacklist        []ClusterResourceRestriction      `json:"clusterResourceBlacklist,omitempty"`
 	SourceNamespaces                []string                          `json:"sourceNamespaces,omitempty"`
 	PermitOnlyProjectScopedClusters bool                              `json:"permitOnlyProjectScopedClusters,omitempty"`
+	// DestinationServiceAccounts are the service accounts a sync to a
+	// matching destination writes as, when argocd-cm's
+	// application.sync.impersonation.enabled is "true"; the first match
+	// wins.
+	DestinationServiceAccounts []ApplicationDestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
+}
+
+// ApplicationDestinationServiceAccount maps destinations (server and
+// namespace globs) to the service account their syncs run as:
+// "name" (in the destination namespace) or "namespace:name".
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationDestinationServiceAccount struct {
+	Server                string `json:"server"`
+	Namespace             string `json:"namespace,omitempty"`
+	DefaultServiceAccount string `json:"defaultServiceAccount"`
 }
 
 // ClusterResourceRestriction names a cluster-scoped group and kind; Name,

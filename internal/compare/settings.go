@@ -24,6 +24,9 @@ const (
 	keyTrackingMethod = "application.resourceTrackingMethod"
 	keyInstallationID = "installationID"
 	keyMirrors        = "wavecd.mirrors"
+
+	keyImpersonationEnabled  = "application.sync.impersonation.enabled"
+	keyImpersonationEnforced = "application.sync.impersonation.enforced"
 )
 
 // Settings are what a comparison reads from argocd-cm: how objects are
@@ -40,6 +43,16 @@ type Settings struct {
 	// ArgoParity diffs as Argo CD does where wavecd differs: a child
 	// Application's deletion-hook finalizers count as drift.
 	ArgoParity bool
+	// Impersonation is argocd-cm's sync impersonation.
+	Impersonation Impersonation
+}
+
+// Impersonation says whether syncs write as the service account their
+// project's destinationServiceAccounts give (application.sync.impersonation.enabled)
+// and whether a sync with none fails (application.sync.impersonation.enforced,
+// default true) or writes with the controller's own rights.
+type Impersonation struct {
+	Enabled, Enforced bool
 }
 
 // SettingsOptions are the controller's options that change Settings.
@@ -58,6 +71,10 @@ type SettingsOptions struct {
 // Errors name the key.
 func ParseSettings(data map[string]string, opts SettingsOptions) (Settings, error) {
 	s := Settings{Tracking: kube.TrackingAnnotation, Kustomize: render.KustomizeSettingsFrom(data)}
+	s.Impersonation = Impersonation{
+		Enabled:  data[keyImpersonationEnabled] == "true",
+		Enforced: data[keyImpersonationEnforced] != "false",
+	}
 	limits, err := render.ParseLimits(data)
 	if err != nil {
 		return Settings{}, err

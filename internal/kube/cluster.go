@@ -112,6 +112,19 @@ func New(cfg *rest.Config) (*Cluster, error) {
 	}, nil
 }
 
+// Impersonating returns the cluster whose writes and reads are made as
+// user (Kubernetes impersonation: the cluster's own credentials need the
+// impersonate verb on it). Discovery and kind mappings are shared with c.
+func (c *Cluster) Impersonating(user string) (*Cluster, error) {
+	cfg := rest.CopyConfig(c.config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client as %s: %w", user, err)
+	}
+	return &Cluster{config: cfg, dynamic: dyn, discovery: c.discovery, direct: c.direct, mapper: c.mapper}, nil
+}
+
 // Dynamic returns the cluster's dynamic client.
 func (c *Cluster) Dynamic() dynamic.Interface { return c.dynamic }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/project"
@@ -170,7 +171,11 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	if err != nil {
 		return out, err
 	}
-	exec, err := wsync.NewExecutor(tgt.Kube, plan, opts)
+	kube, err := writer(req)
+	if err != nil {
+		return out, err
+	}
+	exec, err := wsync.NewExecutor(kube, plan, opts)
 	if err != nil {
 		return out, err
 	}
@@ -180,6 +185,27 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 		return out, fmt.Errorf("waiting for pruning confirmation: %w", err)
 	}
 	return out, err
+}
+
+// writer is the cluster a sync of req writes to: the destination as the
+// service account its project gives when sync impersonation is on, or
+// with the controller's own rights.
+func writer(req Request) (*kube.Cluster, error) {
+	imp, tgt := req.Settings.Impersonation, req.Target
+	if !imp.Enabled {
+		return tgt.Kube, nil
+	}
+	user, err := project.ServiceAccount(req.Project, req.App, tgt.Server)
+	if err != nil {
+		return nil, fmt.Errorf("failed to derive service account to impersonate: %w", err)
+	}
+	if user == "" {
+		if imp.Enforced {
+			return nil, fmt.Errorf("no matching service account found for destination server %s and namespace %s", tgt.Server, req.App.Spec.Destination.Namespace)
+		}
+		return tgt.Kube, nil
+	}
+	return tgt.Kube.Impersonating(user)
 }
 
 // syncOptions are the sync engine's options for req's operation op.

@@ -3,6 +3,7 @@ package project
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -130,4 +131,39 @@ func OrphanIgnored(ignore []v1alpha1.OrphanedResourceKey, gk schema.GroupKind, n
 		}
 	}
 	return false
+}
+
+// serviceAccountDisallowed are the characters Argo CD refuses in a
+// destination's defaultServiceAccount.
+const serviceAccountDisallowed = "!*[]{}\\/"
+
+// ServiceAccount is the user a sync of app to server writes as when sync
+// impersonation is on, "system:serviceaccount:NAMESPACE:NAME", from the
+// first of the project's destinationServiceAccounts whose server and
+// namespace globs match; "" when none does. A service account without a
+// namespace is in the app's destination namespace.
+func ServiceAccount(proj *v1alpha1.AppProject, app *v1alpha1.Application, server string) (string, error) {
+	namespace := app.Spec.Destination.Namespace
+	for _, d := range proj.Spec.DestinationServiceAccounts {
+		for _, p := range []string{d.Server, d.Namespace} {
+			if err := glob.Valid(p); err != nil {
+				return "", fmt.Errorf("project %s: destinationServiceAccounts: invalid glob %q: %w", proj.Name, p, err)
+			}
+		}
+		if !glob.Match(d.Server, server) || !glob.Match(d.Namespace, namespace) {
+			continue
+		}
+		sa := strings.TrimSpace(d.DefaultServiceAccount)
+		if sa == "" || strings.ContainsAny(sa, serviceAccountDisallowed) {
+			return "", fmt.Errorf("default service account contains invalid chars '%s'", d.DefaultServiceAccount)
+		}
+		if strings.Contains(sa, ":") {
+			return "system:serviceaccount:" + sa, nil
+		}
+		if namespace == "" {
+			namespace = app.Namespace
+		}
+		return "system:serviceaccount:" + namespace + ":" + sa, nil
+	}
+	return "", nil
 }

@@ -1,11 +1,14 @@
 package project
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
@@ -124,6 +127,44 @@ func TestOrphanIgnored(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := OrphanIgnored([]v1alpha1.OrphanedResourceKey{tc.key}, tc.gk, tc.name); got != tc.want {
 				t.Errorf("OrphanIgnored = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestServiceAccount derives the user a sync writes as from the
+// project's destinationServiceAccounts, as Argo CD does.
+func TestServiceAccount(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "destination-service-accounts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := &v1alpha1.AppProject{}
+	if err := yaml.UnmarshalStrict(raw, proj); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		server, namespace string
+		want, wantErr     string
+	}{
+		"in the destination namespace": {server: cluster.InClusterServer, namespace: "guestbook", want: "system:serviceaccount:guestbook:guestbook-deployer"},
+		"with its own namespace":       {server: cluster.InClusterServer, namespace: "shop-eu", want: "system:serviceaccount:platform:shop-deployer"},
+		"a server glob":                {server: "https://abc.gr7.eu-west-1.eks.amazonaws.com", namespace: "web", want: "system:serviceaccount:web:deployer"},
+		"no match":                     {server: cluster.InClusterServer, namespace: "web"},
+		"invalid characters":           {server: "https://bad.example.com", namespace: "web", wantErr: "default service account contains invalid chars 'team/*'"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Destination: v1alpha1.ApplicationDestination{Namespace: tc.namespace}}}
+			got, err := ServiceAccount(proj, app, tc.server)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("ServiceAccount = %q, %v; want %q", got, err, tc.want)
 			}
 		})
 	}
