@@ -45,6 +45,15 @@ type AppProjectSpec struct {
 	// application.sync.impersonation.enabled is "true"; the first match
 	// wins.
 	DestinationServiceAccounts []ApplicationDestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
+	// SignatureKeys, when set, are the only OpenPGP keys (IDs of keys in
+	// argocd-gpg-keys-cm) whose signature makes a commit of a Git source
+	// renderable.
+	SignatureKeys []SignatureKey `json:"signatureKeys,omitempty"`
+}
+
+// SignatureKey is the ID of an OpenPGP key: 16 hexadecimal digits.
+type SignatureKey struct {
+	KeyID string `json:"keyID"`
 }
 
 // ApplicationDestinationServiceAccount maps destinations (server and

@@ -27,6 +27,10 @@ type RenderOptions struct {
 	// listed no longer ago than this (see source.ResolveOptions); zero
 	// lists them now.
 	RevisionMaxAge time.Duration
+	// SignatureKeys, when set, are the key IDs (the project's
+	// signatureKeys) one of which must have signed each Git commit
+	// rendered.
+	SignatureKeys []string
 }
 
 // Render resolves every Git source of app to a commit, timing the fetch
@@ -47,6 +51,11 @@ func (c *Comparer) Render(ctx context.Context, tgt *destination.Target, app *v1a
 		}
 		if sha != "" {
 			src.TargetRevision = sha
+		}
+	}
+	if len(ro.SignatureKeys) > 0 {
+		if err := c.verifySignatures(ctx, app, pinned, ro.SignatureKeys); err != nil {
+			return nil, err
 		}
 	}
 	res, err := c.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.Capabilities(ctx), Fresh: ro.Fresh, Kustomize: s.Kustomize, Limits: s.Limits})

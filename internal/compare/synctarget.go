@@ -22,10 +22,11 @@ type SyncTarget struct {
 }
 
 // SyncTarget renders app as op wants it (OperationTarget) for tgt and
-// lists the live objects of the kinds it renders or last synced. It is the
+// lists the live objects of the kinds it renders or last synced; the
+// project's signatureKeys must have signed each Git commit. It is the
 // one call a sync operation makes into rendering and the live cache.
-func (c *Comparer) SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *Settings) (*SyncTarget, error) {
-	res, err := c.Render(ctx, tgt, OperationTarget(app, op), s, RenderOptions{})
+func (c *Comparer) SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, op *v1alpha1.SyncOperation, s *Settings) (*SyncTarget, error) {
+	res, err := c.Render(ctx, tgt, OperationTarget(app, op), s, RenderOptions{SignatureKeys: SignatureKeys(proj)})
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}

@@ -53,6 +53,7 @@ func revisionMaxAge(s *Settings) time.Duration {
 // ComparisonError condition.
 func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, s *Settings, co compare.CompareOptions) error {
 	co.Memo = true
+	co.Render.SignatureKeys = compare.SignatureKeys(proj)
 	cmp, err := r.comparer.Compare(ctx, tgt, app, &s.Settings, co)
 	if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 		return ctxErr // the controller is stopping: no comparison happened

@@ -62,7 +62,7 @@ type Request struct {
 // the app's sources, compare.Manifests decodes the objects a local sync
 // carries.
 type Targets interface {
-	SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, op *v1alpha1.SyncOperation, s *compare.Settings) (*compare.SyncTarget, error)
+	SyncTarget(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, proj *v1alpha1.AppProject, op *v1alpha1.SyncOperation, s *compare.Settings) (*compare.SyncTarget, error)
 }
 
 // Host is what a running operation needs of the controller that started
@@ -147,7 +147,7 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	if len(op.Manifests) > 0 {
 		targets = rn.Manifests
 	}
-	target, err := targets.SyncTarget(ctx, tgt, app, op, s)
+	target, err := targets.SyncTarget(ctx, tgt, app, req.Project, op, s)
 	if err != nil {
 		return out, err
 	}
