@@ -56,6 +56,8 @@ type Comparer struct {
 	engine      *render.Engine
 	credentials *source.SecretCredentials
 	memo        memo
+	// keys is the last argocd-gpg-keys-cm read (signatures.go).
+	keys keyringCache
 }
 
 // New builds a Comparer; nothing is read until it is used.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	corev1 "k8s.io/api/core/v1"
@@ -57,9 +59,39 @@ func (c *Comparer) verifySignatures(ctx context.Context, app, pinned *v1alpha1.A
 	return nil
 }
 
-// keyring reads argocd-gpg-keys-cm; a missing ConfigMap is an empty
-// keyring, against which every signature is unknown.
+// keyringReuse is how long a keyring read answers the comparisons after
+// it: a refresh round of many apps of a signed project reads
+// argocd-gpg-keys-cm a few times, not once per app, and a changed key
+// counts within this long.
+const keyringReuse = 10 * time.Second
+
+// keyringCache is the last keyring read, and when.
+type keyringCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	keys openpgp.EntityList
+}
+
+// keyring is argocd-gpg-keys-cm's keys, read again once keyringReuse has
+// passed; a missing ConfigMap is an empty keyring, against which every
+// signature is unknown.
 func (c *Comparer) keyring(ctx context.Context) (openpgp.EntityList, error) {
+	c.keys.mu.Lock()
+	defer c.keys.mu.Unlock()
+	now := c.opts.Now()
+	if !c.keys.at.IsZero() && now.Sub(c.keys.at) < keyringReuse {
+		return c.keys.keys, nil
+	}
+	keys, err := c.readKeyring(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.keys.at, c.keys.keys = now, keys
+	return keys, nil
+}
+
+// readKeyring reads and parses argocd-gpg-keys-cm.
+func (c *Comparer) readKeyring(ctx context.Context) (openpgp.EntityList, error) {
 	if c.opts.Reader == nil {
 		return nil, errors.New("signature keys are required, but argocd-gpg-keys-cm cannot be read here")
 	}
