@@ -2,14 +2,18 @@ package appset
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/settings"
 )
 
 // Objects reads the ConfigMaps and Secrets of the set's namespace that a
@@ -38,11 +42,16 @@ func (k KubeObjects) SecretData(ctx context.Context, namespace, name string) (ma
 	if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, err)
 	}
-	out := make(map[string]string, len(s.Data))
-	for k, v := range s.Data {
+	return stringData(s.Data), nil
+}
+
+// stringData is a Secret's data as strings.
+func stringData(data map[string][]byte) map[string]string {
+	out := make(map[string]string, len(data))
+	for k, v := range data {
 		out[k] = string(v)
 	}
-	return out, nil
+	return out
 }
 
 // StaticObjects are ConfigMaps and Secrets read once, from a settings
@@ -64,33 +73,18 @@ func (s StaticObjects) ConfigMapData(_ context.Context, namespace, name string) 
 	return data, nil
 }
 
-// SecretData returns the data (decoded) and stringData of the Secret
-// name, stringData winning as the API server makes it.
+// SecretData returns the data of the Secret name as the API server
+// would store it (stringData over data).
 func (s StaticObjects) SecretData(_ context.Context, namespace, name string) (map[string]string, error) {
 	o := s.find("Secret", namespace, name)
 	if o == nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, notFound("secrets", name))
 	}
-	encoded, _, err := unstructured.NestedStringMap(o.Object, "data")
-	if err != nil {
+	var sec corev1.Secret
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &sec); err != nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, err)
 	}
-	out := map[string]string{}
-	for k, v := range encoded {
-		b, err := base64.StdEncoding.DecodeString(v)
-		if err != nil {
-			return nil, fmt.Errorf("read Secret %s/%s: data.%s: %w", namespace, name, k, err)
-		}
-		out[k] = string(b)
-	}
-	plain, _, err := unstructured.NestedStringMap(o.Object, "stringData")
-	if err != nil {
-		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, err)
-	}
-	for k, v := range plain {
-		out[k] = v
-	}
-	return out, nil
+	return stringData(kube.SecretData(&sec)), nil
 }
 
 func (s StaticObjects) find(kind, namespace, name string) *unstructured.Unstructured {
@@ -105,4 +99,19 @@ func (s StaticObjects) find(kind, namespace, name string) *unstructured.Unstruct
 
 func notFound(resource, name string) error {
 	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
+}
+
+// FromSettings are what generators see offline from a settings file
+// (`wavecd appset generate --settings`, a rehearsal's root): its cluster
+// Secrets, with the in-cluster destination unless argocd-cm's
+// cluster.inClusterEnabled is "false", and its ConfigMaps and Secrets. A
+// nil s is the in-cluster destination alone. Clusters that read are
+// returned beside the error of those that do not.
+func FromSettings(s *settings.Settings) (cluster.Static, StaticObjects, error) {
+	if s == nil {
+		return cluster.Static{*cluster.InCluster()}, nil, nil
+	}
+	inCluster := s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
+	list, err := cluster.FromObjects(s.Objects, inCluster)
+	return cluster.Static(list), StaticObjects(s.Objects), err
 }

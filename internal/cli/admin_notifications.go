@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/notify"
 )
 
@@ -264,14 +265,7 @@ func (a *notificationsAction) config(ctx context.Context) (*notify.Config, error
 			return nil, err
 		}
 	}
-	data := secret.Data
-	if data == nil {
-		data = map[string][]byte{}
-	}
-	for k, v := range secret.StringData {
-		data[k] = []byte(v)
-	}
-	cfg := notify.ParseConfig(cm.Data, data)
+	cfg := notify.ParseConfig(cm.Data, kube.SecretData(secret))
 	for _, e := range cfg.Errors {
 		fmt.Fprintf(a.errOut, "warning: %v\n", e)
 	}

@@ -211,12 +211,11 @@ func (a *appsetGenerate) clusters() (appset.Clusters, appset.Objects, appset.Res
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	inCluster := s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
-	list, err := cluster.FromObjects(s.Objects, inCluster)
+	clusters, objects, err := appset.FromSettings(s)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("settings %s: %w", a.Settings, err)
 	}
-	return cluster.Static(list), appset.StaticObjects(s.Objects), nil, nil
+	return clusters, objects, nil, nil
 }
 
 // printGenerated prints the generated Applications: a table (wide), or

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // Registry reads the registered clusters of one namespace.
@@ -190,12 +191,7 @@ func FromObjects(objs []*unstructured.Unstructured, withInCluster bool) ([]Clust
 		if !IsClusterSecret(&sec) {
 			continue
 		}
-		if sec.Data == nil {
-			sec.Data = map[string][]byte{}
-		}
-		for k, v := range sec.StringData {
-			sec.Data[k] = []byte(v)
-		}
+		sec.Data, sec.StringData = kube.SecretData(&sec), nil
 		secrets = append(secrets, sec)
 	}
 	return FromSecrets(secrets, withInCluster)

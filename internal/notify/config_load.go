@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/wavecd/wavecd/internal/kube"
 )
 
 // loadedConfig is the configuration of one version of the ConfigMap and
@@ -67,14 +69,7 @@ func (r *reconciler) loadConfig(ctx context.Context, ns string) (*loadedConfig, 
 	if r.config != nil && r.config.version == version {
 		return r.config, nil
 	}
-	data := secret.Data
-	if data == nil {
-		data = map[string][]byte{}
-	}
-	for k, v := range secret.StringData {
-		data[k] = []byte(v)
-	}
-	cfg := ParseConfig(cm.Data, data)
+	cfg := ParseConfig(cm.Data, kube.SecretData(secret))
 	r.config = &loadedConfig{version: version, config: cfg, certs: certs.Data, services: map[string]Service{}}
 	r.recordConfigErrors(ctx, cm, cfg.Errors)
 	return r.config, nil

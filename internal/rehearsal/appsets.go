@@ -3,6 +3,7 @@ package rehearsal
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,7 +12,6 @@ import (
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/appset"
-	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/rehearsal/manifest"
 	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/source"
@@ -39,20 +39,14 @@ func generateSets(ctx context.Context, root []*unstructured.Unstructured, s *set
 	if len(sets) == 0 {
 		return out
 	}
-	var objs []*unstructured.Unstructured
-	inCluster := true
-	if s != nil {
-		objs = s.Objects
-		inCluster = s.Data(settings.ConfigMap)["cluster.inClusterEnabled"] != "false"
-	}
-	clusters, err := cluster.FromObjects(objs, inCluster)
+	clusters, objects, err := appset.FromSettings(s)
 	if err != nil {
 		out.warnings = append(out.warnings, fmt.Sprintf("cluster Secrets of the settings: %v", err))
 	}
 	in := appset.Inputs{
 		Repos:    source.NewRepos(source.ReposOptions{CacheDir: cacheDir, Mirrors: mirrors}),
-		Clusters: cluster.Static(clusters),
-		Objects:  appset.StaticObjects(objs),
+		Clusters: clusters,
+		Objects:  objects,
 	}
 	for _, o := range sets {
 		apps, err := generateSet(ctx, o, in)
@@ -86,6 +80,13 @@ func generateSet(ctx context.Context, o *unstructured.Unstructured, in appset.In
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// withGenerated are the root manifest's objects followed by the
+// Applications its ApplicationSets make: the apps a rehearsal renders
+// ahead and waits for first. root is not changed.
+func withGenerated(root, generated []*unstructured.Unstructured) []*unstructured.Unstructured {
+	return append(slices.Clip(root), generated...)
 }
 
 // addMirrors maps the Git repositories of apps to path where mirrors has

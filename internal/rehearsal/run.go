@@ -213,7 +213,7 @@ func follow(ctx context.Context, o runOptions, st *stagedRun, cfg *rest.Config, 
 	for _, w := range st.generated.warnings {
 		p.Sayf("root: warning: %s", w)
 	}
-	apps := append(append([]*unstructured.Unstructured{}, root...), st.generated.apps...)
+	apps := withGenerated(root, st.generated.apps)
 	if err := expect(ctx, p, b, apps, st.mirrors, o.ws.Cache()); err != nil {
 		return res, err
 	}

@@ -117,9 +117,9 @@ type session struct {
 }
 
 // rootApps are the root manifest's objects and the Applications its
-// ApplicationSets make: the apps a rehearsal waits for first.
+// ApplicationSets make (withGenerated).
 func (s *session) rootApps() []*unstructured.Unstructured {
-	return append(append([]*unstructured.Unstructured{}, s.repo.Root...), s.generated...)
+	return withGenerated(s.repo.Root, s.generated)
 }
 
 // Run rehearses until the apps settle (with ExitWhenSettled) or ctx ends,
