@@ -2,6 +2,7 @@ package appset
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -324,7 +325,12 @@ func TestPluginGeneratorInCluster(t *testing.T) {
 	h.eventually(30*time.Second, "prod-shop deleted after the plugin stopped listing it", func() bool {
 		a := h.app("prod-shop")
 		return a == nil || a.DeletionTimestamp != nil
-	}, func() string { return strings.Join(h.appNames(), ",") })
+	}, func() string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		set := h.set("envs")
+		return fmt.Sprintf("apps %s; plugin asked %d times; annotations %v; %s", strings.Join(h.appNames(), ","), len(p.sent), set.Annotations, describeConditions(set))
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.sent) < 2 {

@@ -74,6 +74,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // reconcileSet is Reconcile for a set that exists.
 func (r *Reconciler) reconcileSet(ctx context.Context, set *v1alpha1.ApplicationSet) (reconcile.Result, error) {
 	base := set.DeepCopy()
+	// Read before the status patch, which refreshes set from the server:
+	// a refresh asked for after this read is for the next reconcile.
+	_, refresh := set.Annotations[AnnotationRefresh]
 	owned, err := r.ownedApps(ctx, set)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -101,7 +104,7 @@ func (r *Reconciler) reconcileSet(ctx context.Context, set *v1alpha1.Application
 	if err := r.patchStatus(ctx, base, set); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.clearRefresh(ctx, set); err != nil {
+	if err := r.clearRefresh(ctx, set, refresh); err != nil {
 		return reconcile.Result{}, err
 	}
 	if res.reason != "" && res.reason != v1alpha1.ApplicationSetReasonApplicationValidationError {
@@ -184,9 +187,10 @@ func (r *Reconciler) ownedApps(ctx context.Context, set *v1alpha1.ApplicationSet
 }
 
 // clearRefresh removes the refresh annotation once the set was generated
-// from fresh sources.
-func (r *Reconciler) clearRefresh(ctx context.Context, set *v1alpha1.ApplicationSet) error {
-	if _, ok := set.Annotations[AnnotationRefresh]; !ok {
+// from fresh sources, which refreshed says: the annotation the set carries
+// now may have been added after this reconcile generated its apps.
+func (r *Reconciler) clearRefresh(ctx context.Context, set *v1alpha1.ApplicationSet, refreshed bool) error {
+	if !refreshed {
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AnnotationRefresh)
