@@ -36,6 +36,8 @@ type ApplicationStatus struct {
 	// separate tree; wavecd always keeps it inline and leaves this empty.
 	ResourceHealthSource string `json:"resourceHealthSource,omitempty"`
 	ControllerNamespace  string `json:"controllerNamespace,omitempty"`
+	// SourceHydrator is what the hydrator last did (spec.sourceHydrator).
+	SourceHydrator *SourceHydratorStatus `json:"sourceHydrator,omitempty"`
 }
 
 // ResourceStatus is one managed object as the app status lists it.

@@ -59,8 +59,8 @@ type ApplicationSpec struct {
 	Info []Info `json:"info,omitempty"`
 	// RevisionHistoryLimit caps status.history (default 10).
 	RevisionHistoryLimit *int64 `json:"revisionHistoryLimit,omitempty"`
-	// SourceHydrator is Argo CD's source hydrator. wavecd decodes it but
-	// does not hydrate: an app that sets it gets an UnsupportedFieldWarning.
+	// SourceHydrator is Argo CD's source hydrator: the controller renders
+	// the dry source into a branch and syncs the sync source.
 	// Its schema is left open to keep the CRD small.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object

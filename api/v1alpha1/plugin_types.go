@@ -151,39 +151,3 @@ func (p ApplicationSourcePluginParameters) Environ() ([]string, error) {
 	}
 	return env, nil
 }
-
-// SourceHydrator is Argo CD's source hydrator: a dry source rendered and
-// pushed to a sync source. wavecd decodes it so such apps load, and warns
-// that it does not hydrate.
-// +kubebuilder:pruning:PreserveUnknownFields
-type SourceHydrator struct {
-	DrySource  DrySource  `json:"drySource"`
-	SyncSource SyncSource `json:"syncSource"`
-	HydrateTo  *HydrateTo `json:"hydrateTo,omitempty"`
-}
-
-// DrySource is where a hydrator reads its sources.
-// +kubebuilder:pruning:PreserveUnknownFields
-type DrySource struct {
-	RepoURL        string                      `json:"repoURL"`
-	TargetRevision string                      `json:"targetRevision"`
-	Path           string                      `json:"path"`
-	Helm           *ApplicationSourceHelm      `json:"helm,omitempty"`
-	Kustomize      *ApplicationSourceKustomize `json:"kustomize,omitempty"`
-	Directory      *ApplicationSourceDirectory `json:"directory,omitempty"`
-	Plugin         *ApplicationSourcePlugin    `json:"plugin,omitempty"`
-}
-
-// SyncSource is where hydrated manifests are synced from.
-// +kubebuilder:pruning:PreserveUnknownFields
-type SyncSource struct {
-	TargetBranch string `json:"targetBranch"`
-	Path         string `json:"path"`
-	RepoURL      string `json:"repoURL,omitempty"`
-}
-
-// HydrateTo is a staging branch for hydrated manifests.
-// +kubebuilder:pruning:PreserveUnknownFields
-type HydrateTo struct {
-	TargetBranch string `json:"targetBranch"`
-}

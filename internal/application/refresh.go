@@ -33,16 +33,26 @@ type AnnotationRefresher struct {
 	Client client.Client
 }
 
-// Refresh sets RefreshAnnotation on namespace/name to t.
+// Refresh sets RefreshAnnotation on namespace/name to t and, for an app
+// with a source hydrator, v1alpha1.AnnotationHydrate too, as Argo CD
+// does: a refresh also hydrates.
 func (r AnnotationRefresher) Refresh(ctx context.Context, namespace, name string, t RefreshType) error {
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{RefreshAnnotation: string(t)}},
-	})
+	app := &v1alpha1.Application{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app)
+	if apierrors.IsNotFound(err) {
+		return &NotFoundError{Name: name, Namespace: namespace}
+	}
+	if err != nil {
+		return fmt.Errorf("refresh application %s/%s: %w", namespace, name, err)
+	}
+	annotations := map[string]string{RefreshAnnotation: string(t)}
+	if app.Spec.SourceHydrator != nil {
+		annotations[v1alpha1.AnnotationHydrate] = string(t)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		return fmt.Errorf("encode refresh patch: %w", err)
 	}
-	app := &v1alpha1.Application{}
-	app.Namespace, app.Name = namespace, name
 	err = r.Client.Patch(ctx, app, client.RawPatch(client.Merge.Type(), patch))
 	if apierrors.IsNotFound(err) {
 		return &NotFoundError{Name: name, Namespace: namespace}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -74,6 +75,8 @@ func (a *controllerAction) addFlags(f *pflag.FlagSet) {
 	f.StringVarP(&a.opts.Namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and argocd-cm")
 	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address of the webhook, metrics and health endpoints")
 	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
+	f.BoolVar(&a.opts.Hydrator, "hydrator-enabled", os.Getenv("ARGOCD_HYDRATOR_ENABLED") == "true",
+		"hydrate apps with a spec.sourceHydrator: render the dry source and commit it to the hydrated branch (Argo CD's hydrator.enabled; default: $ARGOCD_HYDRATOR_ENABLED)")
 	f.StringArrayVar(&a.mirrors, "mirror", nil, mirrorUsage)
 	f.StringVar(&a.opts.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")

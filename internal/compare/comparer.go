@@ -88,6 +88,9 @@ func newEngine(opts Options, mirrors source.Mirrors) (*source.Repos, *render.Eng
 	return repos, render.NewEngine(render.EngineOptions{Repos: repos, Charts: charts, Plugins: plugins})
 }
 
+// Repos are the Git repositories the comparer renders from.
+func (c *Comparer) Repos() *source.Repos { return c.repos }
+
 // LoadMirrors adds argocd-cm's wavecd.mirrors to the Comparer's own
 // (Options.Mirrors win) and rebuilds the engine with them. It runs before
 // the first comparison: a change to wavecd.mirrors takes effect on the

@@ -40,6 +40,11 @@ type Options struct {
 	// ArgoParity turns off what wavecd adds: child Application health and
 	// the generic condition check.
 	ArgoParity bool
+	// Hydrator hydrates apps with a spec.sourceHydrator: renders their dry
+	// source and commits it to their branch (Argo CD's hydrator.enabled,
+	// off by default as there). Off, such apps sync the sync source as it
+	// is, with an UnsupportedFieldWarning.
+	Hydrator bool
 	// Mirrors map repository URLs to local paths (added to argocd-cm's).
 	Mirrors source.Mirrors
 	// HealthLibraryDir is a directory of Lua health checks in Argo CD's layout.

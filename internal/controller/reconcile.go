@@ -20,6 +20,7 @@ import (
 	"github.com/wavecd/wavecd/internal/appstatus"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
+	"github.com/wavecd/wavecd/internal/hydrate"
 	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/operation"
@@ -40,6 +41,8 @@ type Reconciler struct {
 	targets *destination.Targets
 	// comparer renders apps and compares them with their destinations.
 	comparer *compare.Comparer
+	// hydration hydrates the apps with a source hydrator.
+	hydration *hydration
 	// provisioners finds the apps that deploy node provisioners, for the
 	// explanation of a stalled sync.
 	provisioners provisioner.Finder
@@ -94,6 +97,10 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
 		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.ObserveGitFetch,
 	})
+	r.hydration = newHydration(opts.Hydrator, r.comparer, c, func(namespace, name string) {
+		r.refreshes.mark(name, askedRefresh)
+		r.enqueue(namespace, name)
+	}, now)
 	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
 	r.router = &router{
 		client: c, namespace: opts.Namespace, refreshes: r.refreshes, parentPace: r.parentPace, gates: &gateIndex{},
@@ -221,12 +228,20 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	if err != nil {
 		return reconcile.Result{}, nil, err
 	}
-	if problems := project.Check(proj, app, dest); len(problems) > 0 {
+	problems := project.Check(proj, app, dest)
+	if h := app.Spec.SourceHydrator; h != nil {
+		problems = append(problems, hydrate.Check(h)...)
+	}
+	if len(problems) > 0 {
 		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, joinLines(problems))
 		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
 	}
 	application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
 	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
+	hydrated, retry := r.hydration.run(ctx, req, r.refreshes.peek(app.Name))
+	if hydrated {
+		r.refreshes.mark(app.Name, askedRefresh) // the sync source moved: read it now
+	}
 	pause, err := r.refreshIfDue(ctx, st, &req)
 	if err != nil {
 		return reconcile.Result{}, nil, err
@@ -235,7 +250,7 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	wait, run := r.starter.handleOperation(ctx, req)
 	req.requested = requested && app.Operation != nil
 	next := r.nextRefresh(app, settings)
-	for _, d := range []time.Duration{wait, pause} {
+	for _, d := range []time.Duration{wait, pause, retry} {
 		if d > 0 && (next == 0 || d < next) {
 			next = d
 		}
@@ -408,6 +423,13 @@ func (s *refreshSet) mark(name string, kind refreshKind) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.marks[name] = max(s.marks[name], kind)
+}
+
+// peek returns the refresh name is marked for, and keeps it.
+func (s *refreshSet) peek(name string) refreshKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.marks[name]
 }
 
 // take returns the refresh name was marked for (noRefresh when none) and

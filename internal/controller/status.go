@@ -81,7 +81,11 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 		r.router.watchGates(ctx, tgt, app.Name, cmp.Gates)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
-	if fields := render.UnsupportedFields(app); len(fields) > 0 {
+	fields := render.UnsupportedFields(app)
+	if off := r.hydration.unsupported(app); off != "" {
+		fields = append([]string{off}, fields...)
+	}
+	if len(fields) > 0 {
 		application.SetCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning, joinLines(fields), now)
 	} else {
 		application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionUnsupportedFieldWarning)

@@ -20,15 +20,32 @@ import (
 // none means permitted.
 func Check(proj *v1alpha1.AppProject, app *v1alpha1.Application, dest *cluster.Cluster) []string {
 	var problems []string
-	for _, src := range app.Spec.GetSources() {
-		if !SourcePermitted(proj, src.RepoURL) {
-			problems = append(problems, fmt.Sprintf("application repo %s is not permitted in project '%s'", src.RepoURL, proj.Name))
+	if h := app.Spec.SourceHydrator; h != nil {
+		problems = hydratorRepos(proj, h)
+	} else {
+		for _, src := range app.Spec.GetSources() {
+			if !SourcePermitted(proj, src.RepoURL) {
+				problems = append(problems, fmt.Sprintf("application repo %s is not permitted in project '%s'", src.RepoURL, proj.Name))
+			}
 		}
 	}
 	namespace := app.Spec.Destination.Namespace
 	if !DestinationPermitted(proj, dest, namespace) {
 		problems = append(problems, fmt.Sprintf("application destination server '%s' and namespace '%s' do not match any of the allowed destinations in project '%s'",
 			dest.Server, namespace, proj.Name))
+	}
+	return problems
+}
+
+// hydratorRepos checks a source hydrator's dry repository, and its sync
+// repository when that is another one, against the project.
+func hydratorRepos(proj *v1alpha1.AppProject, h *v1alpha1.SourceHydrator) []string {
+	var problems []string
+	if !SourcePermitted(proj, h.DrySource.RepoURL) {
+		problems = append(problems, fmt.Sprintf("application repo %s is not permitted in project '%s'", h.DrySource.RepoURL, proj.Name))
+	}
+	if sync := h.SyncSource.RepoURL; sync != "" && source.NormalizeURL(sync) != source.NormalizeURL(h.DrySource.RepoURL) && !SourcePermitted(proj, sync) {
+		problems = append(problems, fmt.Sprintf("sync source repo %s is not permitted in project '%s'", sync, proj.Name))
 	}
 	return problems
 }

@@ -13,9 +13,6 @@ import (
 // condition and `wavecd render` as warnings.
 func UnsupportedFields(app *v1alpha1.Application) []string {
 	var out []string
-	if app.Spec.SourceHydrator != nil {
-		out = append(out, "spec.sourceHydrator: wavecd does not hydrate; it renders the sync source (syncSource.path at syncSource.targetBranch) as it is")
-	}
 	multi := app.Spec.HasMultipleSources()
 	for i, src := range app.Spec.GetSources() {
 		field := sourceField(multi, i)

@@ -25,10 +25,9 @@ func TestUnsupportedFields(t *testing.T) {
 				`spec.sources[1].kustomize.version: "v4.5.7": wavecd builds with its own kustomize (kustomize.buildOptions.v4.5.7 still applies)`,
 			},
 		},
-		"source hydrator": {
+		"source hydrator (the controller's to judge)": {
 			spec: v1alpha1.ApplicationSpec{SourceHydrator: &v1alpha1.SourceHydrator{
 				DrySource: v1alpha1.DrySource{RepoURL: "r", Path: "dry"}, SyncSource: v1alpha1.SyncSource{TargetBranch: "env/prod", Path: "prod"}}},
-			want: []string{"spec.sourceHydrator: wavecd does not hydrate; it renders the sync source (syncSource.path at syncSource.targetBranch) as it is"},
 		},
 	}
 	for name, tc := range tests {

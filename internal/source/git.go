@@ -18,6 +18,9 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
+// originRemote is the remote of the repositories this package clones.
+const originRemote = "origin"
+
 // fetchRefSpecs mirror every branch and tag of the remote.
 var fetchRefSpecs = []config.RefSpec{
 	"+refs/heads/*:refs/remotes/origin/*",
@@ -110,7 +113,7 @@ func (g *gitRepo) update(ctx context.Context, a remoteAuth) (remoteRefs, error) 
 	if err != nil {
 		return nil, err
 	}
-	remote, err := repo.Remote("origin")
+	remote, err := repo.Remote(originRemote)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (g *gitRepo) update(ctx context.Context, a remoteAuth) (remoteRefs, error) 
 	}
 	refs := peel(list)
 	if !g.haveAll(repo, refs) {
-		err := repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: fetchRefSpecs, Auth: auth, Force: true, Tags: git.NoTags, InsecureSkipTLS: a.cred.insecure()})
+		err := repo.FetchContext(ctx, &git.FetchOptions{RemoteName: originRemote, RefSpecs: fetchRefSpecs, Auth: auth, Force: true, Tags: git.NoTags, InsecureSkipTLS: a.cred.insecure()})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return nil, g.redact(fmt.Errorf("fetch: %w", err), a.cred)
 		}
@@ -191,7 +194,7 @@ func (g *gitRepo) openRemoteLocked() (*git.Repository, error) {
 		}
 		repo, err = git.PlainInit(g.dir, true)
 		if err == nil {
-			_, err = repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{g.loc.url}})
+			_, err = repo.CreateRemote(&config.RemoteConfig{Name: originRemote, URLs: []string{g.loc.url}})
 		}
 	}
 	if err != nil {
