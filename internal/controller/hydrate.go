@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/hydrate"
 	"github.com/wavecd/wavecd/internal/logctx"
+	"github.com/wavecd/wavecd/internal/source"
 )
 
 // hydrationOff is the UnsupportedFieldWarning of an app with a source
@@ -34,8 +36,18 @@ type hydration struct {
 	wake func(namespace, name string)
 }
 
-func newHydration(enabled bool, c *compare.Comparer, apps client.Reader, wake func(namespace, name string), now func() time.Time) *hydration {
-	return &hydration{enabled: enabled, comparer: c, apps: apps, wake: wake, hydrator: &hydrate.Hydrator{Repos: c.Repos(), Now: now}}
+func newHydration(enabled bool, c *compare.Comparer, apps, secrets client.Reader, namespace string, wake func(namespace, name string), now func() time.Time) *hydration {
+	h := &hydration{enabled: enabled, comparer: c, apps: apps, wake: wake}
+	h.hydrator = &hydrate.Hydrator{Repos: c.Repos(), Now: now, WriteCredentials: func(ctx context.Context) (source.Credentials, error) {
+		// Read when a hydration pushes, which is rare: the controller
+		// does not watch Secrets.
+		list := &corev1.SecretList{}
+		if err := secrets.List(ctx, list, client.InNamespace(namespace), client.HasLabels{source.SecretTypeLabel}); err != nil {
+			return nil, err
+		}
+		return source.WriteCredentialsFromSecrets(list.Items)
+	}}
+	return h
 }
 
 // group returns the other apps hydrated into the same commit as app.

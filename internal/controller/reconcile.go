@@ -97,7 +97,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		Namespace: opts.Namespace, CacheDir: opts.CacheDir, Mirrors: opts.Mirrors, PluginsDir: opts.PluginsDir,
 		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.ObserveGitFetch,
 	})
-	r.hydration = newHydration(opts.Hydrator, r.comparer, c, func(namespace, name string) {
+	r.hydration = newHydration(opts.Hydrator, r.comparer, c, reader, opts.Namespace, func(namespace, name string) {
 		r.refreshes.mark(name, askedRefresh)
 		r.enqueue(namespace, name)
 	}, now)

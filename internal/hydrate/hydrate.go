@@ -80,6 +80,10 @@ func sameDestination(a, b *v1alpha1.SourceHydrator) bool {
 // one group run one at a time, as Argo CD's commit server runs them.
 type Hydrator struct {
 	Repos *source.Repos
+	// WriteCredentials returns the repository-write and repo-write-creds
+	// credentials (nil: none): a push uses the hydrated repository's,
+	// else its read credentials.
+	WriteCredentials func(ctx context.Context) (source.Credentials, error)
 	// Now defaults to time.Now.
 	Now func() time.Time
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -71,6 +72,15 @@ func (h *Hydrator) hydrate(ctx context.Context, app *v1alpha1.Application, req R
 		return out, fmt.Errorf("failed to get revision metadata for %q: %w", drySHA, err)
 	}
 	w := write{h: h, spec: spec, apps: append([]rendered{{dir: dir, manifest: own}}, apps...), drySHA: drySHA, info: info, settings: req.Settings}
+	if h.WriteCredentials != nil {
+		// A Secret that cannot be read is named in the log; the others
+		// still serve, and without any the read credentials push.
+		creds, err := h.WriteCredentials(ctx)
+		if err != nil {
+			logctx.From(ctx).Warn("repository-write secrets", "err", err)
+		}
+		w.cred = creds.For(syncRepo(spec))
+	}
 	for attempt := 1; ; attempt++ {
 		out.hydratedSHA, out.committed, err = w.once(ctx)
 		if !errors.Is(err, source.ErrBranchMoved) || attempt == pushAttempts {
@@ -125,6 +135,8 @@ type write struct {
 	drySHA   string
 	info     source.CommitInfo
 	settings Settings
+	// cred pushes (nil: the repository's read credentials).
+	cred *source.RepoCredential
 }
 
 // once reads the branch and writes to it; ErrBranchMoved asks for another
@@ -132,7 +144,7 @@ type write struct {
 func (w write) once(ctx context.Context) (string, bool, error) {
 	author := object.Signature{Name: w.settings.AuthorName, Email: w.settings.AuthorEmail, When: w.h.now()}
 	b, err := w.h.Repos.OpenBranch(ctx, syncRepo(w.spec), targetBranch(w.spec), source.PublishOptions{
-		From: w.spec.SyncSource.TargetBranch, Notes: notesRef, Author: author,
+		From: w.spec.SyncSource.TargetBranch, Notes: notesRef, Author: author, Credential: w.cred,
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("failed to checkout target branch: %w", err)

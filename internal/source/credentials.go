@@ -18,6 +18,11 @@ const (
 	SecretTypeLabel     = "argocd.argoproj.io/secret-type"
 	SecretTypeRepo      = "repository"
 	SecretTypeRepoCreds = "repo-creds"
+	// SecretTypeRepoWrite and SecretTypeRepoWriteCreds are Argo CD's
+	// credentials for pushing (the source hydrator's), of one repository
+	// and of every repository under a URL prefix.
+	SecretTypeRepoWrite      = "repository-write"
+	SecretTypeRepoWriteCreds = "repo-write-creds"
 )
 
 // RepoCredential holds the credentials of one repository (or, for a
@@ -43,11 +48,13 @@ func (c RepoCredential) String() string {
 	return fmt.Sprintf("credentials for %s", RedactURL(c.URL))
 }
 
-// CredentialFromSecret reads an Argo CD repository (or repo-creds) Secret.
+// CredentialFromSecret reads an Argo CD repository Secret: repository,
+// repo-creds, repository-write or repo-write-creds.
 func CredentialFromSecret(s *corev1.Secret) (RepoCredential, error) {
 	kind := s.Labels[SecretTypeLabel]
-	if kind != SecretTypeRepo && kind != SecretTypeRepoCreds {
-		return RepoCredential{}, fmt.Errorf("secret %s/%s: label %s is %q, want %q or %q", s.Namespace, s.Name, SecretTypeLabel, kind, SecretTypeRepo, SecretTypeRepoCreds)
+	kinds := []string{SecretTypeRepo, SecretTypeRepoCreds, SecretTypeRepoWrite, SecretTypeRepoWriteCreds}
+	if !slices.Contains(kinds, kind) {
+		return RepoCredential{}, fmt.Errorf("secret %s/%s: label %s is %q, want one of %s", s.Namespace, s.Name, SecretTypeLabel, kind, strings.Join(kinds, ", "))
 	}
 	get := func(k string) string {
 		if v, ok := s.StringData[k]; ok {
@@ -60,7 +67,7 @@ func CredentialFromSecret(s *corev1.Secret) (RepoCredential, error) {
 		BearerToken: get("bearerToken"), SSHPrivateKey: get("sshPrivateKey"),
 		Insecure: get("insecure") == "true", EnableOCI: get("enableOCI") == "true",
 		InsecureOCIForceHTTP: get("insecureOCIForceHttp") == "true",
-		Prefix:               kind == SecretTypeRepoCreds,
+		Prefix:               kind == SecretTypeRepoCreds || kind == SecretTypeRepoWriteCreds,
 	}
 	if c.URL == "" {
 		return RepoCredential{}, fmt.Errorf("secret %s/%s: field url is empty", s.Namespace, s.Name)
@@ -79,6 +86,18 @@ type Credentials []RepoCredential
 // cut off every repository. The result follows namespace and name order,
 // so of two Secrets for one URL the same one always wins.
 func CredentialsFromSecrets(secrets []corev1.Secret) (Credentials, error) {
+	return credentialsOf(secrets, SecretTypeRepo, SecretTypeRepoCreds)
+}
+
+// WriteCredentialsFromSecrets reads the repository-write and
+// repo-write-creds Secrets among secrets, as CredentialsFromSecrets reads
+// the others.
+func WriteCredentialsFromSecrets(secrets []corev1.Secret) (Credentials, error) {
+	return credentialsOf(secrets, SecretTypeRepoWrite, SecretTypeRepoWriteCreds)
+}
+
+// credentialsOf reads the Secrets of the two kinds among secrets.
+func credentialsOf(secrets []corev1.Secret, one, prefix string) (Credentials, error) {
 	order := make([]*corev1.Secret, len(secrets))
 	for i := range secrets {
 		order[i] = &secrets[i]
@@ -91,7 +110,7 @@ func CredentialsFromSecrets(secrets []corev1.Secret) (Credentials, error) {
 		errs  []error
 	)
 	for _, s := range order {
-		if kind := s.Labels[SecretTypeLabel]; kind != SecretTypeRepo && kind != SecretTypeRepoCreds {
+		if kind := s.Labels[SecretTypeLabel]; kind != one && kind != prefix {
 			continue
 		}
 		c, err := CredentialFromSecret(s)

@@ -83,7 +83,10 @@ func serveGit(t *testing.T, root, user, pass string) *gitServer {
 	}
 	backend := &cgi.Handler{
 		Path: gitPath, Args: []string{"http-backend"},
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		// Pushes are served too (http.receivepack), behind the same
+		// basic auth as fetches.
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1",
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true"},
 	}
 	s := &gitServer{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
