@@ -84,9 +84,9 @@ type ApplicationSetGenerator struct {
 	Merge    *NestedGenerators     `json:"merge,omitempty"`
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	SCMProvider             *apiextensionsv1.JSON `json:"scmProvider,omitempty"`
+	SCMProvider             *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	ClusterDecisionResource *DuckTypeGenerator    `json:"clusterDecisionResource,omitempty"`
-	PullRequest             *apiextensionsv1.JSON `json:"pullRequest,omitempty"`
+	PullRequest             *PullRequestGenerator `json:"pullRequest,omitempty"`
 	Plugin                  *PluginGenerator      `json:"plugin,omitempty"`
 }
 

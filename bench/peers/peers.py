@@ -51,6 +51,7 @@ import gzip
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -163,11 +164,28 @@ def total(procs):
 
 
 def requests_total(metrics_text):
-    n = 0.0
+    return sum(requests_by(metrics_text).values())
+
+
+def requests_by(metrics_text):
+    """The API server's request counts by "VERB resource[/subresource]"."""
+    out = {}
     for line in metrics_text.splitlines():
-        if line.startswith("apiserver_request_total{"):
-            n += float(line.rsplit(" ", 1)[1])
-    return n
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+        key = labels.get("verb", "?") + " " + labels.get("resource", "?")
+        if labels.get("subresource"):
+            key += "/" + labels["subresource"]
+        out[key] = out.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def requests_delta(before, after, apps, top=12):
+    """The kinds of request that grew most, per app, largest first."""
+    delta = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    ranked = sorted(((k, v) for k, v in delta.items() if v > 0), key=lambda kv: -kv[1])[:top]
+    return {k: round(v / apps, 3) for k, v in ranked}
 
 
 class Cluster:
@@ -478,7 +496,8 @@ def run_engine(eng, args, repo_dir, repo_url, work):
         if proxy_url is None:
             raise RuntimeError("kubectl proxy did not start")
         with urllib.request.urlopen(proxy_url + "/metrics", timeout=30) as r:
-            base_requests = requests_total(r.read().decode())
+            base_by = requests_by(r.read().decode())
+        base_requests = sum(base_by.values())
         watch_dir = os.path.join(eng.work, "watch")
         os.makedirs(watch_dir, exist_ok=True)
         watcher = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "watch-apps.py"), "--proxy", proxy_url,
@@ -495,13 +514,14 @@ def run_engine(eng, args, repo_dir, repo_url, work):
             log(f"{eng.name}: not every app was Synced and Healthy within {args.timeout}s; logs in {eng.work}")
             w = {"done_unix": time.time(), "procs": {n: proc_stat(p.pid) for n, p in eng.procs.items()}}
             with urllib.request.urlopen(proxy_url + "/metrics", timeout=30) as r:
-                done_requests = requests_total(r.read().decode())
+                done_by = requests_by(r.read().decode())
         else:
             with open(os.path.join(watch_dir, "watch.json")) as f:
                 w = json.load(f)
             with open(os.path.join(watch_dir, "apiserver.prom")) as f:
-                done_requests = requests_total(f.read())
+                done_by = requests_by(f.read())
             log(f"{eng.name}: all {args.expect} apps Synced+Healthy after {w['done_unix'] - t0:.1f}s; idling {args.idle_seconds}s")
+        done_requests = sum(done_by.values())
         at_done = {k: sum(p[k] for p in w["procs"].values()) for k in ("cpu_s", "rss_mib", "peak_rss_mib")}
         idle0, t_idle = total(eng.procs), time.time()
         time.sleep(args.idle_seconds)
@@ -520,6 +540,8 @@ def run_engine(eng, args, repo_dir, repo_url, work):
             "cpu_ms_per_app": round((at_done["cpu_s"] - before["cpu_s"]) * 1000 / args.apps, 2),
             "rss_settled_kib_per_app": round(idle1["rss_mib"] * 1024 / args.apps, 1),
             "processes": {n: {k: round(v, 2) for k, v in s.items()} for n, s in w["procs"].items()},
+            # What the requests were (every client's), per app: where to cut.
+            "requests_per_app_by": requests_delta(base_by, done_by, args.apps),
         }
     finally:
         for p in (watcher, proxy):

@@ -45,6 +45,10 @@ type Options struct {
 	// NewGitFileGlobbing makes `*` in git files generator paths stay within
 	// one directory (Argo CD's --enable-new-git-file-globbing).
 	NewGitFileGlobbing bool
+	// SCM says which Git hosting services the SCM provider and pull
+	// request generators may call (Argo CD's --enable-scm-providers and
+	// --allowed-scm-providers).
+	SCM SCMPolicy
 	// Apps, when set, is a cache of the namespace's Applications that
 	// another controller of the process keeps (the Application
 	// controller's): the ApplicationSet controller reads and watches the

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/scm/scmtest"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
 
@@ -335,6 +336,37 @@ func TestPluginGeneratorInCluster(t *testing.T) {
 	defer p.mu.Unlock()
 	if len(p.sent) < 2 {
 		t.Errorf("the plugin was asked %d times, want again after the refresh", len(p.sent))
+	}
+}
+
+// TestPullRequestGeneratorInCluster generates a preview app per open pull
+// request of a GitHub repository (its API replayed on loopback:
+// responses in GitHub's shape, not recorded live), with the token from a
+// Secret of the set's namespace.
+func TestPullRequestGeneratorInCluster(t *testing.T) {
+	t.Parallel()
+	h := start(t, harnessOptions{})
+	api := scmtest.ServeGitHub(t, "ghp_test")
+	for _, o := range scmObjects(t) {
+		o.SetNamespace(h.ns)
+		if err := h.c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "scm", "pr-gotemplate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.NewReplacer("namespace: argocd", "namespace: NAMESPACE", "API_URL", api.URL).Replace(string(raw))
+	h.createSet(manifest, "")
+	h.eventually(30*time.Second, "an app per matching pull request", func() bool {
+		return slices.Equal(h.appNames(), []string{"cart-feature-coupons-42", "cart-release-2-0-44"})
+	}, func() string { return strings.Join(h.appNames(), ",") + " " + describeConditions(h.set("previews")) })
+	if app := h.app("cart-feature-coupons-42"); app.Spec.Source.TargetRevision != "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc" || app.Labels["author"] != "alice" {
+		t.Errorf("cart-feature-coupons-42: revision %s, labels %v", app.Spec.Source.TargetRevision, app.Labels)
+	}
+	if u := api.Unknown(); len(u) > 0 {
+		t.Errorf("requests the replay does not know: %v", u)
 	}
 }
 

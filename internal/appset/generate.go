@@ -41,6 +41,9 @@ type Inputs struct {
 	// Resources lists the cluster-decision-resource generator's
 	// resources; without it that generator is an error.
 	Resources Resources
+	// SCM says which Git hosting services the SCM provider and pull
+	// request generators may call.
+	SCM SCMPolicy
 }
 
 // DefaultGitRequeue is Argo CD's polling period for git generators.
@@ -174,6 +177,8 @@ const (
 	kindMerge    = "merge"
 	kindPlugin   = "plugin"
 	kindDecision = "clusterDecisionResource"
+	kindSCM      = "scmProvider"
+	kindPR       = "pullRequest"
 )
 
 func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
@@ -184,7 +189,7 @@ func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
 	}{
 		{kindList, e.List != nil}, {kindClusters, e.Clusters != nil}, {kindGit, e.Git != nil},
 		{kindMatrix, e.Matrix != nil}, {kindMerge, e.Merge != nil}, {kindPlugin, e.Plugin != nil},
-		{kindDecision, e.ClusterDecisionResource != nil},
+		{kindDecision, e.ClusterDecisionResource != nil}, {kindSCM, e.SCMProvider != nil}, {kindPR, e.PullRequest != nil},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -193,19 +198,9 @@ func kindsOf(e *v1alpha1.ApplicationSetGenerator) []string {
 	return out
 }
 
-// errNoGenerator explains an entry with no generator wavecd runs.
-func errNoGenerator(e *v1alpha1.ApplicationSetGenerator) error {
-	for _, u := range []struct {
-		name string
-		set  bool
-	}{
-		{"scmProvider", e.SCMProvider != nil}, {"pullRequest", e.PullRequest != nil},
-	} {
-		if u.set {
-			return fmt.Errorf("the %s generator is not supported by wavecd (supported: list, clusters, git, matrix, merge, plugin, clusterDecisionResource)", u.name)
-		}
-	}
-	return errors.New("no generator set (supported: list, clusters, git, matrix, merge, plugin, clusterDecisionResource)")
+// errNoGenerator explains an entry with no generator.
+func errNoGenerator(*v1alpha1.ApplicationSetGenerator) error {
+	return errors.New("no generator set (supported: list, clusters, git, matrix, merge, plugin, clusterDecisionResource, scmProvider, pullRequest)")
 }
 
 func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.ApplicationSetTemplate {
@@ -224,6 +219,10 @@ func templateOf(e *v1alpha1.ApplicationSetGenerator, kind string) *v1alpha1.Appl
 		return e.Plugin.Template
 	case kindDecision:
 		return e.ClusterDecisionResource.Template
+	case kindSCM:
+		return e.SCMProvider.Template
+	case kindPR:
+		return e.PullRequest.Template
 	}
 	return nil
 }
@@ -256,6 +255,10 @@ func (g *generation) paramsOf(entry *v1alpha1.ApplicationSetGenerator, kind, at 
 		sets, err = g.plugin(entry.Plugin, parent)
 	case kindDecision:
 		sets, err = g.clusterDecisions(entry.ClusterDecisionResource)
+	case kindSCM:
+		sets, err = g.scmProvider(entry.SCMProvider, parent)
+	case kindPR:
+		sets, err = g.pullRequest(entry.PullRequest, parent)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)

@@ -157,7 +157,7 @@ func (r *Reconciler) generate(ctx context.Context, set *v1alpha1.ApplicationSet)
 	r.refreshCredentials(ctx)
 	g, err := Generate(ctx, set, Inputs{
 		Repos: r.repos, Clusters: r.clusters, NewGitFileGlobbing: r.opts.NewGitFileGlobbing, GitRequeue: r.opts.GitRequeue,
-		Objects: KubeObjects{Reader: r.apiReader}, Resources: r.resources,
+		Objects: KubeObjects{Reader: r.apiReader}, Resources: r.resources, SCM: r.opts.SCM,
 	})
 	if err != nil {
 		r.results.forget(set.Name)

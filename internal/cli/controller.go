@@ -29,6 +29,10 @@ type controllerAction struct {
 	verbose bool
 	// notifications runs the notifications controller beside it.
 	notifications bool
+	// scmProviders and allowedSCM are the ApplicationSet controller's
+	// SCMPolicy.
+	scmProviders bool
+	allowedSCM   []string
 }
 
 func newControllerCommand(s Streams) *cobra.Command {
@@ -77,6 +81,10 @@ func (a *controllerAction) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
 	f.BoolVar(&a.opts.Hydrator, "hydrator-enabled", os.Getenv("ARGOCD_HYDRATOR_ENABLED") == "true",
 		"hydrate apps with a spec.sourceHydrator: render the dry source and commit it to the hydrated branch (Argo CD's hydrator.enabled; default: $ARGOCD_HYDRATOR_ENABLED)")
+	f.BoolVar(&a.scmProviders, "enable-scm-providers", true,
+		"let the ApplicationSet SCM provider and pull request generators call Git hosting services (Argo CD's flag)")
+	f.StringSliceVar(&a.allowedSCM, "allowed-scm-providers", nil,
+		"the only api URLs SCM provider and pull request generators may name, comma-separated (default: any; github.com is always allowed)")
 	f.StringArrayVar(&a.mirrors, "mirror", nil, mirrorUsage)
 	f.StringVar(&a.opts.PluginsDir, "plugins-dir", "", pluginsDirUsage)
 	f.StringVar(&a.opts.HealthLibraryDir, "health-library", "", "directory of Lua health checks in Argo CD's resource_customizations layout")
@@ -128,7 +136,8 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	// The ApplicationSet controller runs beside it, on the leader only.
-	setOpts := appset.Options{Namespace: a.opts.Namespace, Mirrors: mirrors, Apps: ctrl.AppCache()}
+	setOpts := appset.Options{Namespace: a.opts.Namespace, Mirrors: mirrors, Apps: ctrl.AppCache(),
+		SCM: appset.SCMPolicy{Disabled: !a.scmProviders, Allowed: a.allowedSCM}}
 	if a.opts.CacheDir != "" {
 		setOpts.CacheDir = filepath.Join(a.opts.CacheDir, "applicationsets")
 	}
