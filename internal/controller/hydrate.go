@@ -15,7 +15,6 @@ import (
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/hydrate"
-	"github.com/wavecd/wavecd/internal/logctx"
 	"github.com/wavecd/wavecd/internal/source"
 )
 
@@ -97,14 +96,10 @@ func (h *hydration) run(ctx context.Context, req opRequest, marked refreshKind) 
 		}
 		return res.Objects, sha, nil
 	}
-	group, err := h.group(ctx, app)
-	if err != nil {
-		logctx.From(ctx).Warn("hydration put off", "err", err)
-		return false, time.Second
-	}
+	group := func(ctx context.Context) ([]*v1alpha1.Application, error) { return h.group(ctx, app) }
 	res := h.hydrator.Run(ctx, app, hydrate.Request{Render: render, Settings: hydrate.SettingsFrom(req.settings.Data), Group: group})
 	if res.Committed {
-		for _, other := range group {
+		for _, other := range res.Group {
 			h.wake(other.Namespace, other.Name)
 		}
 	}

@@ -57,9 +57,10 @@ type Renderer func(ctx context.Context, dry *v1alpha1.Application) ([]*unstructu
 type Request struct {
 	Render   Renderer
 	Settings Settings
-	// Group are the other apps of the app's group (see GroupKey), hydrated
-	// into the same commit.
-	Group []*v1alpha1.Application
+	// Group lists the other apps of the app's group (see GroupKey),
+	// hydrated into the same commit; it is called only when a hydration
+	// runs. Nil: none.
+	Group func(ctx context.Context) ([]*v1alpha1.Application, error)
 }
 
 // GroupKey is what the apps hydrated into one commit share, as in Argo
@@ -104,8 +105,9 @@ type Result struct {
 	// read again.
 	Hydrated bool
 	// Committed: the hydration pushed a commit, which may hold the
-	// manifests of other apps of the group too.
+	// manifests of Group, the other apps of the group, too.
 	Committed bool
+	Group     []*v1alpha1.Application
 	// Wait is when to look again, for a failed hydration waiting to be
 	// retried.
 	Wait time.Duration
@@ -143,7 +145,7 @@ func (h *Hydrator) Run(ctx context.Context, app *v1alpha1.Application, req Reque
 	op.Phase, op.HydratedSHA = v1alpha1.HydrateOperationPhaseHydrated, out.hydratedSHA
 	st.LastSuccessfulOperation = &v1alpha1.SuccessfulHydrateOperation{DrySHA: out.drySHA, HydratedSHA: out.hydratedSHA, SourceHydrator: op.SourceHydrator}
 	logctx.From(ctx).Info("hydrated", "drySHA", out.drySHA, "hydratedSHA", out.hydratedSHA, "committed", out.committed)
-	return Result{Hydrated: true, Committed: out.committed}
+	return Result{Hydrated: true, Committed: out.committed, Group: out.group}
 }
 
 func ensureStatus(app *v1alpha1.Application) *v1alpha1.SourceHydratorStatus {

@@ -26,6 +26,8 @@ type outcome struct {
 	drySHA, hydratedSHA string
 	// committed: a manifest changed and a commit was pushed.
 	committed bool
+	// group are the other apps of the group, hydrated with it.
+	group []*v1alpha1.Application
 }
 
 // rendered is one app's manifest.yaml and the folder it goes to.
@@ -49,7 +51,13 @@ func (h *Hydrator) hydrate(ctx context.Context, app *v1alpha1.Application, req R
 	if err != nil {
 		return outcome{}, err
 	}
-	for _, s := range req.Group {
+	var group []*v1alpha1.Application
+	if req.Group != nil {
+		if group, err = req.Group(ctx); err != nil {
+			return outcome{}, err
+		}
+	}
+	for _, s := range group {
 		if sameDestination(s.Spec.SourceHydrator, spec) {
 			return outcome{}, fmt.Errorf("app %s hydrator uses the same destination: repo=%s, path=%s", s.Name, syncRepo(spec), spec.SyncSource.Path)
 		}
@@ -58,12 +66,12 @@ func (h *Hydrator) hydrate(ctx context.Context, app *v1alpha1.Application, req R
 	if err != nil {
 		return outcome{drySHA: drySHA}, fmt.Errorf("failed to get manifests: %w", err)
 	}
-	out := outcome{drySHA: drySHA}
+	out := outcome{drySHA: drySHA, group: group}
 	own, err := manifestYAML(objs)
 	if err != nil {
 		return out, fmt.Errorf("failed to write manifests: %w", err)
 	}
-	apps, err := renderGroup(ctx, req, drySHA)
+	apps, err := renderGroup(ctx, req.Render, group, drySHA)
 	if err != nil {
 		return out, err
 	}
@@ -95,13 +103,13 @@ func (h *Hydrator) hydrate(ctx context.Context, app *v1alpha1.Application, req R
 }
 
 // renderGroup renders the other apps of the group at drySHA.
-func renderGroup(ctx context.Context, req Request, drySHA string) ([]rendered, error) {
+func renderGroup(ctx context.Context, render Renderer, group []*v1alpha1.Application, drySHA string) ([]rendered, error) {
 	var out []rendered
-	for _, s := range req.Group {
+	for _, s := range group {
 		dir, err := hydratedPath(s.Spec.SourceHydrator)
 		if err == nil {
 			var objs []*unstructured.Unstructured
-			if objs, _, err = req.Render(ctx, dryApp(s, drySHA)); err == nil {
+			if objs, _, err = render(ctx, dryApp(s, drySHA)); err == nil {
 				var manifest []byte
 				manifest, err = manifestYAML(objs)
 				out = append(out, rendered{dir: dir, manifest: manifest})
