@@ -54,11 +54,7 @@ type decisionSource struct {
 // `server`, the decision's own keys, and `values` (as written, not
 // rendered, as in Argo CD).
 func (g *generation) clusterDecisions(d *v1alpha1.DuckTypeGenerator) ([]params, error) {
-	if d.RequeueAfterSeconds != nil {
-		g.noteRequeue(time.Duration(*d.RequeueAfterSeconds) * time.Second)
-	} else {
-		g.noteRequeue(DefaultDecisionRequeue)
-	}
+	g.noteRequeue(requeueOr(d.RequeueAfterSeconds, DefaultDecisionRequeue))
 	if g.in.Objects == nil || g.in.Resources == nil {
 		return nil, errors.New("the clusterDecisionResource generator needs a cluster to read, which is not available here")
 	}

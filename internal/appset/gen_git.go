@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gobwas/glob"
 	"sigs.k8s.io/yaml"
@@ -20,11 +19,7 @@ import (
 // git yields one parameter set per matching directory, or per object of
 // each matching JSON or YAML file, of the repository at the revision.
 func (g *generation) git(gg *v1alpha1.GitGenerator, parent params) ([]params, error) {
-	if gg.RequeueAfterSeconds != nil {
-		g.noteRequeue(time.Duration(*gg.RequeueAfterSeconds) * time.Second)
-	} else {
-		g.noteRequeue(g.in.GitRequeue)
-	}
+	g.noteRequeue(requeueOr(gg.RequeueAfterSeconds, g.in.GitRequeue))
 	switch {
 	case len(gg.Directories) > 0 && len(gg.Files) > 0:
 		return nil, errors.New("set either directories or files, not both")

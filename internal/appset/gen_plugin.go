@@ -44,11 +44,7 @@ type pluginResponse struct {
 // plugin yields one parameter set per object the plugin returns, with
 // `generator.input.parameters` (what it was sent) and `values`.
 func (g *generation) plugin(pg *v1alpha1.PluginGenerator, parent params) ([]params, error) {
-	if pg.RequeueAfterSeconds != nil {
-		g.noteRequeue(time.Duration(*pg.RequeueAfterSeconds) * time.Second)
-	} else {
-		g.noteRequeue(DefaultPluginRequeue)
-	}
+	g.noteRequeue(requeueOr(pg.RequeueAfterSeconds, DefaultPluginRequeue))
 	call, err := g.pluginCall(pg)
 	if err != nil {
 		return nil, err

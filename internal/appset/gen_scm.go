@@ -84,6 +84,8 @@ func (g *generation) scmProvider(sg *v1alpha1.SCMProviderGenerator, parent param
 	return out, nil
 }
 
+// requeueOr is a generator's requeueAfterSeconds, or def when it sets
+// none.
 func requeueOr(seconds *int64, def time.Duration) time.Duration {
 	if seconds != nil {
 		return time.Duration(*seconds) * time.Second
