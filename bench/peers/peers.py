@@ -330,7 +330,8 @@ class Wavecd(Engine):
         port = free_port()
         p = self.spawn("controller", [os.path.join(ROOT, "bin", "wavecd"), "controller", "--kubeconfig", cluster.kubeconfig,
                                       "--leader-elect=false", "--namespace", NAMESPACE,
-                                      "--cache-dir", os.path.join(self.work, "cache"), "--listen", f"127.0.0.1:{port}"])
+                                      "--cache-dir", os.path.join(self.work, "cache"), "--listen", f"127.0.0.1:{port}"]
+                       + self.args.wavecd_arg)
         self.ready(port, p, "controller")
 
 
@@ -597,6 +598,8 @@ def main():
                    help="folder of Argo CD's git wrapper scripts (make argocd-peer)")
     p.add_argument("--flux-crds", default=os.path.join(ROOT, "bin", "flux-crds"), help="folder of Flux's CRDs (make flux-peer)")
     p.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
+    p.add_argument("--wavecd-arg", action="append", default=[], metavar="FLAG",
+                   help="one more flag for wavecd's controller (repeatable), e.g. --wavecd-arg=--pprof-listen=127.0.0.1:6060")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs) after the run")
     args = p.parse_args()
     names = [e.strip() for e in args.engines.split(",") if e.strip()]
