@@ -331,7 +331,7 @@ class Wavecd(Engine):
         p = self.spawn("controller", [os.path.join(ROOT, "bin", "wavecd"), "controller", "--kubeconfig", cluster.kubeconfig,
                                       "--leader-elect=false", "--namespace", NAMESPACE,
                                       "--cache-dir", os.path.join(self.work, "cache"), "--listen", f"127.0.0.1:{port}"]
-                       + self.args.wavecd_arg)
+                       + self.args.wavecd_arg, env=dict(kv.split("=", 1) for kv in self.args.wavecd_env))
         self.ready(port, p, "controller")
 
 
@@ -600,6 +600,8 @@ def main():
     p.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
     p.add_argument("--wavecd-arg", action="append", default=[], metavar="FLAG",
                    help="one more flag for wavecd's controller (repeatable), e.g. --wavecd-arg=--pprof-listen=127.0.0.1:6060")
+    p.add_argument("--wavecd-env", action="append", default=[], metavar="NAME=VALUE",
+                   help="one more environment variable for wavecd's controller (repeatable), e.g. GODEBUG=memprofilerate=4096")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs) after the run")
     args = p.parse_args()
     names = [e.strip() for e in args.engines.split(",") if e.strip()]

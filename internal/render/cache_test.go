@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,14 +79,21 @@ func TestRenderCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := first.DeepCopy()
-	mine.Objects[0].SetName("changed by the caller")
 	second, err := engine.RenderApp(t.Context(), bigChartApp(repo), caps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := second.Objects[0].GetName(); got != "bench-00" {
-		t.Errorf("a change to a deep copy leaked into the cache: name = %q", got)
+	if diff := cmp.Diff(first.Objects, second.Objects); diff != "" {
+		t.Errorf("a hit differs from the render it cached (-render +hit):\n%s", diff)
+	}
+	first.Objects[0].SetName("changed by the caller")
+	second.Objects[0].SetName("changed by the caller")
+	third, err := engine.RenderApp(t.Context(), bigChartApp(repo), caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := third.Objects[0].GetName(); got != "bench-00" {
+		t.Errorf("a caller's change leaked into the cache: name = %q", got)
 	}
 	if engine.cache.Len() != 1 {
 		t.Errorf("cache entries = %d, want 1", engine.cache.Len())
@@ -106,6 +115,39 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	if diff := cmp.Diff([]bool{true, false, true}, []bool{hasA, hasB, hasC}); diff != "" {
 		t.Errorf("present a, b, c (-want +got):\n%s", diff)
 	}
+}
+
+// BenchmarkCacheFootprint stores the one-ConfigMap render of each of
+// 1,000 apps and reports the heap the cache holds per entry (B/entry),
+// and the time of a hit.
+func BenchmarkCacheFootprint(b *testing.B) {
+	result := func(i int) *Result {
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("app-%04d", i), "namespace": "apps",
+				"labels": map[string]any{"app.kubernetes.io/name": fmt.Sprintf("app-%04d", i)}},
+			"data": map[string]any{"key": strings.Repeat("v", 64), "replicas": int64(3)},
+		}}
+		return &Result{Objects: []*unstructured.Unstructured{cm}, Revisions: []string{strings.Repeat("a", 40)}, Types: []SourceType{TypeDirectory}, Size: 300}
+	}
+	const n = 1000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := NewCache(CacheLimits{Entries: DefaultCacheEntries, Bytes: DefaultCacheBytes})
+	for i := range n {
+		c.Put(fmt.Sprintf("key-%d", i), "", result(i))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ResetTimer()
+	for i := range b.N {
+		if _, ok := c.Get(fmt.Sprintf("key-%d", i%n), ""); !ok {
+			b.Fatal("miss")
+		}
+	}
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "B/entry")
+	runtime.KeepAlive(c)
 }
 
 // TestCacheBoundedByBytes: results are evicted, least recently used
@@ -230,9 +272,18 @@ func TestRenderCacheFollowsCapabilities(t *testing.T) {
 		t.Errorf("the new capabilities' render was not kept (%s, then %s)", at(widget), again)
 	}
 	render("plain", before)
-	plain := render("plain", before) // a hit: the cached object itself
-	if render("plain", after) != plain {
-		t.Error("a directory rendered again for other capabilities")
+	marked := 0
+	for _, el := range engine.cache.items { // mark the directory's entry, to tell a hit
+		if e := el.Value.(*cacheEntry); e.caps == "" {
+			e.objects = []byte(`[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"from-cache"}}]`)
+			marked++
+		}
+	}
+	if marked != 1 {
+		t.Fatalf("%d entries rendered for any capabilities, want the directory's", marked)
+	}
+	if got := render("plain", after).GetName(); got != "from-cache" {
+		t.Errorf("a directory rendered again for other capabilities (%s)", got)
 	}
 }
 
