@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func load(t *testing.T, name string) *unstructured.Unstructured {
+func load(t testing.TB, name string) *unstructured.Unstructured {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -187,13 +187,29 @@ func TestIgnoreErrors(t *testing.T) {
 	tests := map[string]IgnoreRule{
 		"pointer without a slash": {JSONPointers: []string{"spec/replicas"}},
 		"bad jq":                  {JQPathExpressions: []string{".spec[["}},
+		"jq that never ends":      {JQPathExpressions: []string{"repeat(.)"}},
 	}
 	for name, rule := range tests {
 		t.Run(name, func(t *testing.T) {
 			obj := load(t, "live.yaml")
-			if _, err := Normalize(obj, obj, []IgnoreRule{rule}); err == nil {
+			_, err := Normalize(obj, obj, []IgnoreRule{rule})
+			if err == nil {
 				t.Error("Normalize() succeeded, want an error")
 			}
+			t.Log(err)
 		})
+	}
+}
+
+// BenchmarkJQRule normalizes a child Application with the rule every
+// parent's comparison applies to its children (the deletion-hook
+// finalizers): the program is compiled once, not on each run.
+func BenchmarkJQRule(b *testing.B) {
+	obj := load(b, "live.yaml")
+	rule := IgnoreRule{JQPathExpressions: []string{`.metadata.finalizers[]? | select(. == "a" or . == "b")`}}
+	for b.Loop() {
+		if _, err := Normalize(obj, obj, []IgnoreRule{rule}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,13 +1,10 @@
 package diff
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/itchyny/gojq"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -250,79 +247,4 @@ func setPath(root map[string]any, path []string, value any) {
 func deepCopy(v any) any {
 	u := &unstructured.Unstructured{Object: map[string]any{"v": v}}
 	return u.DeepCopy().Object["v"]
-}
-
-// toJQ converts an object to the plain JSON values gojq accepts.
-func toJQ(obj map[string]any) (map[string]any, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	return out, nil
-}
-
-// runJQ runs program on obj. A program that does not parse is an error; one
-// that fails on this object (a path it does not have) selects nothing.
-func runJQ(obj map[string]any, program string) ([]any, error) {
-	q, err := gojq.Parse(program)
-	if err != nil {
-		return nil, fmt.Errorf("jq path expression %q: %w", program, err)
-	}
-	input, err := toJQ(obj)
-	if err != nil {
-		return nil, err
-	}
-	var out []any
-	iter := q.Run(input)
-	for {
-		v, ok := iter.Next()
-		if !ok {
-			return out, nil
-		}
-		if _, ok := v.(error); ok {
-			return nil, nil
-		}
-		out = append(out, v)
-	}
-}
-
-// jqDelete returns obj with the values expr selects deleted.
-func jqDelete(obj map[string]any, expr string) (map[string]any, error) {
-	out, err := runJQ(obj, "del("+expr+")")
-	if err != nil {
-		return nil, err
-	}
-	if len(out) != 1 {
-		return obj, nil
-	}
-	m, ok := out[0].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("jq path expression %q did not return an object", expr)
-	}
-	return m, nil
-}
-
-// jqPaths returns the paths expr selects in obj, as pointer segments.
-func jqPaths(obj map[string]any, expr string) ([][]string, error) {
-	values, err := runJQ(obj, "path("+expr+")")
-	if err != nil {
-		return nil, err
-	}
-	var out [][]string
-	for _, v := range values {
-		elems, ok := v.([]any)
-		if !ok {
-			continue
-		}
-		path := make([]string, 0, len(elems))
-		for _, e := range elems {
-			path = append(path, fmt.Sprint(e))
-		}
-		out = append(out, path)
-	}
-	return out, nil
 }
