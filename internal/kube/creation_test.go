@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	stdsync "sync"
 	"testing"
@@ -136,7 +137,7 @@ func TestCreationCheckRequests(t *testing.T) {
 	mu.Unlock()
 	check := c.CreationCheck()
 	for i := range 50 {
-		app := crObject("argoproj.io/v1alpha1", "Application", ns, "child-"+string(rune('a'+i%26))+string(rune('a'+i/26)), map[string]any{
+		app := crObject("argoproj.io/v1alpha1", "Application", ns, fmt.Sprintf("child-%02d", i), map[string]any{
 			"project":     "default",
 			"source":      map[string]any{"repoURL": "https://git.example.com/apps.git", "path": "apps"},
 			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "apps"},
@@ -190,22 +191,18 @@ func installCRD(t *testing.T, c *Cluster, crd *unstructured.Unstructured) {
 // dry run passing, so only the local check can tell the webhook is there.
 func installWebhook(t *testing.T, c *Cluster, group, resource string) {
 	t.Helper()
-	ignore, none := "Ignore", "None"
-	url := "https://127.0.0.1:1/never"
 	vwc := crObject("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "", "creation-check-"+resource, nil)
 	vwc.Object["webhooks"] = []any{map[string]any{
 		"name":                    resource + "." + group,
-		"clientConfig":            map[string]any{"url": url},
+		"clientConfig":            map[string]any{"url": "https://127.0.0.1:1/never"},
 		"rules":                   []any{map[string]any{"apiGroups": []any{group}, "apiVersions": []any{"*"}, "resources": []any{resource}, "operations": []any{"CREATE"}}},
-		"failurePolicy":           ignore,
-		"sideEffects":             none,
+		"failurePolicy":           "Ignore",
+		"sideEffects":             "None",
 		"admissionReviewVersions": []any{"v1"},
 		"timeoutSeconds":          int64(1),
 	}}
 	if _, err := c.Apply(t.Context(), vwc, ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), RefOf(vwc), DeleteOptions{})
-	})
+	t.Cleanup(func() { _ = c.Delete(context.Background(), RefOf(vwc), DeleteOptions{}) })
 }
