@@ -169,7 +169,7 @@ func diffAll(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 	for _, l := range cmp.Live {
 		liveByKey[objKey(l)] = l
 	}
-	ignore := append(slices.Clone(app.Spec.IgnoreDifferences), controllerOwnedFields(s.ArgoParity)...)
+	ignore := ignoreRulesFor(app, s.ArgoParity)
 	results := make([]objectDiff, len(cmp.Desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(diffConcurrency)
@@ -258,8 +258,8 @@ type objectDiff struct {
 // diffOne compares desired with its cached live copy and, when they
 // differ, with the API server's copy.
 func diffOne(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, desired, live *unstructured.Unstructured,
-	tracking kube.Tracking, ignore []diff.IgnoreRule) objectDiff {
-	opts := diff.Options{Ignore: ignore}
+	tracking kube.Tracking, ignore ignoreRules) objectDiff {
+	opts := diff.Options{Ignore: ignore.of(desired, live)}
 	predictor := predictorFor(tgt, app)
 	if live != nil {
 		// A missing object is shown as Git has it, as Argo CD's diff
@@ -270,7 +270,7 @@ func diffOne(ctx context.Context, tgt *destination.Target, app *v1alpha1.Applica
 	res := compareOne(ctx, desired, live, opts)
 	if res.Status == diff.OutOfSync && (live != nil || !neverSynced(app)) {
 		if fresh, changed := confirmLive(ctx, tgt, desired, live, tracking); changed {
-			opts.Predictor = nil
+			opts.Predictor, opts.Ignore = nil, ignore.of(desired, fresh)
 			if fresh != nil {
 				opts.Predictor = predictor(fresh)
 			}
@@ -372,6 +372,44 @@ func isOwnedByTracked(o *unstructured.Unstructured) bool {
 	return false
 }
 
+// ignoreRules are the rules an app's objects are compared with: the app's
+// own ignoreDifferences and the fields controllers own.
+type ignoreRules struct {
+	// all holds every rule; lean leaves out the jq program that finds a
+	// child's deletion-hook finalizers: run for every child of a root at
+	// every comparison, it was the most of a child's comparison, and it can
+	// only remove finalizers a child lists.
+	all, lean []diff.IgnoreRule
+}
+
+// ignoreRulesFor returns app's rules; argoParity keeps Argo CD's
+// behaviour (see controllerOwnedFields).
+func ignoreRulesFor(app *v1alpha1.Application, argoParity bool) ignoreRules {
+	own := slices.Clip(app.Spec.IgnoreDifferences)
+	return ignoreRules{
+		all:  append(own, controllerOwnedFields(argoParity)...),
+		lean: append(own, controllerOwnedFields(true)...),
+	}
+}
+
+// of returns the rules for an object with these desired and live states
+// (either may be nil): lean when neither lists a deletion-hook finalizer.
+func (r ignoreRules) of(desired, live *unstructured.Unstructured) []diff.IgnoreRule {
+	if hasDeletionHookFinalizer(desired) || hasDeletionHookFinalizer(live) {
+		return r.all
+	}
+	return r.lean
+}
+
+func hasDeletionHookFinalizer(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	return slices.ContainsFunc(obj.GetFinalizers(), func(f string) bool {
+		return slices.Contains(deletionHookFinalizers, f)
+	})
+}
+
 // controllerOwnedFields are written by controllers, not by Git: a child
 // Application's requested operation is never drift; nor, beyond Argo CD,
 // the deletion-hook finalizers the child's own controller adds while its
@@ -387,6 +425,10 @@ func controllerOwnedFields(argoParity bool) []diff.IgnoreRule {
 	}
 	return []diff.IgnoreRule{rule}
 }
+
+// deletionHookFinalizers are the finalizers of an app's deletion hooks.
+var deletionHookFinalizers = []string{v1alpha1.FinalizerPreDelete, v1alpha1.FinalizerPreDeleteCleanup,
+	v1alpha1.FinalizerPostDelete, v1alpha1.FinalizerPostDeleteCleanup}
 
 // childFinalizers selects a child Application's deletion-hook finalizers.
 var childFinalizers = fmt.Sprintf(`.metadata.finalizers[]? | select(. == %q or . == %q or . == %q or . == %q)`,

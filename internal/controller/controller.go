@@ -79,7 +79,7 @@ type Options struct {
 	// PprofAddr serves Go's profiling endpoints there when set (off by
 	// default; for benchmarks and debugging).
 	PprofAddr string
-	// TuneGC sets the collector's percent from the live heap (gcpercent.go),
+	// TuneGC sets the collector's percent for a controller (gcpercent.go),
 	// which is the process's: for a process that runs one controller (wavecd
 	// controller), not for tests that run many.
 	TuneGC bool
@@ -252,7 +252,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.rec.targets.Start(ctx, c.rec.router.onNewInformer)
 	go newMemoryTrimmer(&c.rec.activity, c.rec.syncing).run(ctx)
 	if c.rec.opts.TuneGC {
-		go tuneGC(ctx)
+		go holdGCPercent(ctx)
 	}
 	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -44,7 +44,15 @@ type gitRepo struct {
 	// looking again within recheckAfter, and a resolution with a MaxAge
 	// reuses refs checked within it.
 	checked time.Time
+	// fetched are commits found in a remote's mirror: fetches add objects
+	// and nothing here removes any, so a commit once there stays. Reading
+	// a commit from the packfile to resolve its own hash was a fiftieth of
+	// a bootstrap's CPU.
+	fetched map[string]bool
 }
+
+// fetchedMax bounds gitRepo.fetched: past it the set starts again.
+const fetchedMax = 1024
 
 // remoteRefs is what one ls-remote told: ref name to commit, peeled.
 type remoteRefs map[string]plumbing.Hash
@@ -305,8 +313,19 @@ func localRefs(repo *git.Repository) (remoteRefs, error) {
 func (g *gitRepo) hasCommit(sha string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, _, err := g.commitLocked(sha)
-	return err == nil
+	if g.fetched[sha] {
+		return true
+	}
+	if _, _, err := g.commitLocked(sha); err != nil {
+		return false
+	}
+	if g.loc.kind == locRemote {
+		if g.fetched == nil || len(g.fetched) >= fetchedMax {
+			g.fetched = map[string]bool{}
+		}
+		g.fetched[sha] = true
+	}
+	return true
 }
 
 // commitLocked returns the commit sha names and the repository it was

@@ -31,6 +31,8 @@ func TestResolveRevisions(t *testing.T) {
 		"annotated tag":    {rev: "v1.0.0", want: repo.annotated},
 		"lightweight tag":  {rev: "light", want: repo.second},
 		"full SHA":         {rev: repo.first, want: repo.first},
+		"full SHA, upper":  {rev: strings.ToUpper(repo.first), want: repo.first},
+		"unknown full SHA": {rev: strings.Repeat("0123456789", 4), wantErr: `no branch, tag or commit named "0123456789`},
 		"short SHA":        {rev: repo.dev[:8], want: repo.dev},
 		"unknown revision": {rev: "nope", wantErr: `no branch, tag or commit named "nope"`},
 	}
@@ -42,6 +44,9 @@ func TestResolveRevisions(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Resolve(%q) (-want +got):\n%s", tc.rev, diff)
+			}
+			if again, err := repos.Resolve(t.Context(), url, tc.rev); err != nil || again != got {
+				t.Errorf("Resolve(%q) again: %q, %v", tc.rev, again, err)
 			}
 		})
 	}
