@@ -13,7 +13,7 @@ SHARED ?= ../shared
 MAIN_GO := CGO_ENABLED=0 $(GO)
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help chromium generate chart-sync image lint-image bench-bootstrap bench-peers argocd-peer flux-peer build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium gitea generate chart-sync image lint-image bench-bootstrap bench-peers argocd-peer flux-peer build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ karpenter: ## build Karpenter's KWOK provider and copy its CRDs next to bin/wave
 tigera: ## build the Tigera operator next to bin/wavecd-localcluster (bin/tigera-operator), for wavecd rehearse
 	GO=$(GO) localcluster/tigera/build.sh bin
 
+gitea: ## build Gitea from the Go module proxy (bin/gitea), the real server the SCM provider and pull request generators' tests run
+	GO=$(GO) test/gitea/build.sh bin
+
 operators: karpenter tigera ## build the operators the local cluster runs as processes: Karpenter's KWOK provider and the Tigera operator
 
 REHEARSE_EXAMPLE ?= examples/calico-karpenter
@@ -86,7 +89,7 @@ rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS
 	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
 	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
-test: chromium build lint test-main test-race test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), the controller's again under the race detector, each fuzz target briefly and the health conformance suite
+test: chromium build gitea lint test-main test-race test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), the controller's again under the race detector, each fuzz target briefly and the health conformance suite
 
 # The web UI's browser tests drive Chromium (Debian's package, or
 # WAVECD_CHROMIUM): say how to get it before minutes go to other packages.
@@ -96,7 +99,7 @@ chromium:
 	@[ -x "$(WAVECD_CHROMIUM)" ] || { echo "make test needs Chromium at $(WAVECD_CHROMIUM) for the web UI's browser tests: apt-get install -y chromium (Debian; .ci/run does it), or set WAVECD_CHROMIUM"; exit 1; }
 
 test-main: ## tests of the main module (each package with a cluster starts its own)
-	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster $(MAIN_GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster WAVECD_GITEA=$(CURDIR)/bin/gitea $(MAIN_GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The controller hands apps between reconciles, sync runners (internal/operation) and their
 # writes: its tests run again under the race detector.

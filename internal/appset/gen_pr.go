@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -14,22 +15,30 @@ import (
 	"github.com/wavecd/wavecd/internal/scm"
 )
 
+// prService is a Git hosting service as the pull request generator reads
+// it.
+type prService interface {
+	PullRequests(ctx context.Context, owner, repo string, labels []string) ([]scm.PullRequest, error)
+}
+
+// prSource is the repository a pull request generator reads, and where.
+type prSource struct {
+	client      prService
+	owner, repo string
+	labels      []string
+}
+
 // pullRequest yields one parameter set per open pull request of a GitHub
-// repository that carries the labels and passes the filters.
+// or Gitea repository that carries the labels and passes the filters.
 func (g *generation) pullRequest(pg *v1alpha1.PullRequestGenerator, parent params) ([]params, error) {
 	g.noteRequeue(requeueOr(pg.RequeueAfterSeconds, DefaultSCMRequeue))
-	gh := pg.Github
-	if gh == nil {
-		return nil, unsupportedProvider("pullRequest", present(map[string]bool{"gitea": pg.Gitea != nil, "gitlab": pg.Gitlab != nil,
-			"bitbucketServer": pg.BitbucketServer != nil, "bitbucket": pg.Bitbucket != nil, "azuredevops": pg.AzureDevOps != nil}))
-	}
-	client, err := g.pullRequestClient(gh)
+	src, err := g.prSource(pg)
 	if err != nil {
-		return nil, fmt.Errorf("failed to select pull request service provider: %w", err)
+		return nil, err
 	}
-	prs, err := client.PullRequests(g.ctx, gh.Owner, gh.Repo, gh.Labels)
+	prs, err := src.client.PullRequests(g.ctx, src.owner, src.repo, src.labels)
 	if errors.Is(err, scm.ErrRepositoryNotFound) && pg.ContinueOnRepoNotFoundError {
-		logctx.From(g.ctx).Warn("repository not found; the pull request generator yields nothing", "owner", gh.Owner, "repo", gh.Repo, "err", err)
+		logctx.From(g.ctx).Warn("repository not found; the pull request generator yields nothing", "owner", src.owner, "repo", src.repo, "err", err)
 		return nil, nil
 	}
 	if err != nil {
@@ -53,11 +62,31 @@ func (g *generation) pullRequest(pg *v1alpha1.PullRequestGenerator, parent param
 	return out, nil
 }
 
-func (g *generation) pullRequestClient(gh *v1alpha1.PullRequestGeneratorGithub) (*scm.GitHub, error) {
-	if err := g.in.SCM.check(gh.API); err != nil {
-		return nil, err
+// prSource is the provider pg names and the repository it reads.
+func (g *generation) prSource(pg *v1alpha1.PullRequestGenerator) (prSource, error) {
+	var src prSource
+	var api string
+	switch {
+	case pg.Github != nil:
+		gh := pg.Github
+		src.owner, src.repo, src.labels, api = gh.Owner, gh.Repo, gh.Labels, gh.API
+	case pg.Gitea != nil:
+		gt := pg.Gitea
+		src.owner, src.repo, src.labels, api = gt.Owner, gt.Repo, gt.Labels, gt.API
+	default:
+		return src, unsupportedProvider("pullRequest", present(map[string]bool{"gitlab": pg.Gitlab != nil,
+			"bitbucketServer": pg.BitbucketServer != nil, "bitbucket": pg.Bitbucket != nil, "azuredevops": pg.AzureDevOps != nil}))
 	}
-	return g.github(gh.API, gh.TokenRef, gh.AppSecretName)
+	err := g.in.SCM.check(api)
+	if err == nil && pg.Github != nil {
+		src.client, err = g.github(api, pg.Github.TokenRef, pg.Github.AppSecretName)
+	} else if err == nil {
+		src.client, err = g.gitea(api, pg.Gitea.TokenRef, pg.Gitea.Insecure)
+	}
+	if err != nil {
+		return src, fmt.Errorf("failed to select pull request service provider: %w", err)
+	}
+	return src, nil
 }
 
 // prParams are Argo CD's parameters of a pull request; labels only with

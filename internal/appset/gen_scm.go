@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -44,24 +45,22 @@ func (p SCMPolicy) check(api string) error {
 	return fmt.Errorf("scm provider not allowed: scm provider %q not allowed, must use one of the following: %s", api, strings.Join(p.Allowed, ", "))
 }
 
+// scmService is a Git hosting service as the SCM provider generator
+// reads it.
+type scmService interface {
+	Repositories(ctx context.Context, owner string, o scm.RepositoryOptions) ([]scm.Repository, error)
+	pathChecker
+}
+
 // scmProvider yields one parameter set per repository (per branch with
-// allBranches) of a GitHub organization that passes the filters.
+// allBranches) of a GitHub or Gitea organization that passes the filters.
 func (g *generation) scmProvider(sg *v1alpha1.SCMProviderGenerator, parent params) ([]params, error) {
 	g.noteRequeue(requeueOr(sg.RequeueAfterSeconds, DefaultSCMRequeue))
-	gh := sg.Github
-	if gh == nil {
-		return nil, unsupportedProvider("scmProvider", scmProviderNames(sg))
-	}
-	if err := g.in.SCM.check(gh.API); err != nil {
+	client, owner, opts, err := g.scmService(sg)
+	if err != nil {
 		return nil, err
 	}
-	client, err := g.github(gh.API, gh.TokenRef, gh.AppSecretName)
-	if err != nil {
-		return nil, fmt.Errorf("scm provider: %w", err)
-	}
-	repos, err := client.Repositories(g.ctx, gh.Organization, scm.RepositoryOptions{
-		CloneProtocol: sg.CloneProtocol, AllBranches: gh.AllBranches, ExcludeArchived: gh.ExcludeArchivedRepos,
-	})
+	repos, err := client.Repositories(g.ctx, owner, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +81,35 @@ func (g *generation) scmProvider(sg *v1alpha1.SCMProviderGenerator, parent param
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// scmService is the service sg names, the owner whose repositories it
+// lists, and how.
+func (g *generation) scmService(sg *v1alpha1.SCMProviderGenerator) (scmService, string, scm.RepositoryOptions, error) {
+	opts := scm.RepositoryOptions{CloneProtocol: sg.CloneProtocol}
+	var client scmService
+	var owner string
+	var err error
+	switch {
+	case sg.Github != nil:
+		gh := sg.Github
+		owner, opts.AllBranches, opts.ExcludeArchived = gh.Organization, gh.AllBranches, gh.ExcludeArchivedRepos
+		if err = g.in.SCM.check(gh.API); err == nil {
+			client, err = g.github(gh.API, gh.TokenRef, gh.AppSecretName)
+		}
+	case sg.Gitea != nil:
+		gt := sg.Gitea
+		owner, opts.AllBranches, opts.ExcludeArchived = gt.Owner, gt.AllBranches, gt.ExcludeArchivedRepos
+		if err = g.in.SCM.check(gt.API); err == nil {
+			client, err = g.gitea(gt.API, gt.TokenRef, gt.Insecure)
+		}
+	default:
+		return nil, "", opts, unsupportedProvider("scmProvider", scmProviderNames(sg))
+	}
+	if err != nil {
+		return nil, "", opts, fmt.Errorf("scm provider: %w", err)
+	}
+	return client, owner, opts, nil
 }
 
 // requeueOr is a generator's requeueAfterSeconds, or def when it sets
@@ -106,15 +134,34 @@ func (g *generation) github(api string, tokenRef *v1alpha1.SecretRef, appSecret 
 	if appSecret != "" {
 		return nil, fmt.Errorf("appSecretName %q: GitHub App credentials are not supported by wavecd; use tokenRef", appSecret)
 	}
-	token := os.Getenv("GITHUB_TOKEN")
-	if tokenRef != nil {
-		t, err := g.secretKey(tokenRef)
-		if err != nil {
-			return nil, fmt.Errorf("error fetching Github token: %w", err)
-		}
-		token = t
+	token, err := g.scmToken(tokenRef, "GITHUB_TOKEN", "Github")
+	if err != nil {
+		return nil, err
 	}
 	return scm.NewGitHub(scm.GitHubOptions{API: api, Token: token, HTTPClient: &http.Client{Timeout: scmTimeout}})
+}
+
+// gitea is a client of the Gitea server at api with the token tokenRef
+// names (else $GITEA_TOKEN, else none), as Argo CD's.
+func (g *generation) gitea(api string, tokenRef *v1alpha1.SecretRef, insecure bool) (*scm.Gitea, error) {
+	token, err := g.scmToken(tokenRef, "GITEA_TOKEN", "Gitea")
+	if err != nil {
+		return nil, err
+	}
+	return scm.NewGitea(g.ctx, scm.GiteaOptions{API: api, Token: token, Insecure: insecure, HTTPClient: &http.Client{Timeout: scmTimeout}})
+}
+
+// scmToken is the token ref names, else the environment variable env
+// holds, else none; service names the service in an error, as Argo CD's.
+func (g *generation) scmToken(ref *v1alpha1.SecretRef, env, service string) (string, error) {
+	if ref == nil {
+		return os.Getenv(env), nil
+	}
+	t, err := g.secretKey(ref)
+	if err != nil {
+		return "", fmt.Errorf("error fetching %s token: %w", service, err)
+	}
+	return t, nil
 }
 
 // secretKey reads a key of a Secret in the set's namespace.
@@ -137,13 +184,13 @@ func (g *generation) secretKey(ref *v1alpha1.SecretRef) (string, error) {
 // unsupportedProvider names the providers set that wavecd does not speak.
 func unsupportedProvider(generator string, set []string) error {
 	if len(set) == 0 {
-		return fmt.Errorf("no %s provider set (supported by wavecd: github)", generator)
+		return fmt.Errorf("no %s provider set (supported by wavecd: gitea, github)", generator)
 	}
-	return fmt.Errorf("the %s generator's %s provider is not supported by wavecd (supported: github)", generator, strings.Join(set, ", "))
+	return fmt.Errorf("the %s generator's %s provider is not supported by wavecd (supported: gitea, github)", generator, strings.Join(set, ", "))
 }
 
 func scmProviderNames(sg *v1alpha1.SCMProviderGenerator) []string {
-	return present(map[string]bool{"gitea": sg.Gitea != nil, "gitlab": sg.Gitlab != nil, "bitbucket": sg.Bitbucket != nil,
+	return present(map[string]bool{"gitlab": sg.Gitlab != nil, "bitbucket": sg.Bitbucket != nil,
 		"bitbucketServer": sg.BitbucketServer != nil, "azureDevOps": sg.AzureDevOps != nil, "awsCodeCommit": sg.AWSCodeCommit != nil})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -85,16 +86,40 @@ func TestSCMGenerators(t *testing.T) {
 	}
 }
 
+// scmErrorCase is a generation of an ApplicationSet of testdata/scm,
+// changed and under a policy, that fails with wantErr.
+type scmErrorCase struct {
+	file    string
+	change  func(*v1alpha1.ApplicationSetGenerator)
+	policy  SCMPolicy
+	wantErr string
+}
+
+// scmErrorCases runs the cases against the service at api, with objects.
+func scmErrorCases(t *testing.T, api string, objects StaticObjects, tests map[string]scmErrorCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			set := scmSet(t, tc.file, api)
+			if tc.change != nil {
+				tc.change(&set.Spec.Generators[0])
+			}
+			got, err := Generate(context.Background(), set, Inputs{Objects: objects, SCM: tc.policy})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "generators[0].") {
+				t.Fatalf("error = %v, want one naming generators[0] and containing %q", err, tc.wantErr)
+			}
+			if got != nil {
+				t.Errorf("a failed generation returned %d apps", len(got.Apps))
+			}
+		})
+	}
+}
+
 // TestSCMGeneratorErrors: each failure names the generator and its cause,
 // and generates nothing.
 func TestSCMGeneratorErrors(t *testing.T) {
 	api := scmtest.ServeGitHub(t, "ghp_test")
-	tests := map[string]struct {
-		file    string
-		change  func(*v1alpha1.ApplicationSetGenerator)
-		policy  SCMPolicy
-		wantErr string
-	}{
+	scmErrorCases(t, api.URL, scmObjects(t), map[string]scmErrorCase{
 		"a key the Secret lacks": {file: "pr-fasttemplate.yaml", change: func(g *v1alpha1.ApplicationSetGenerator) {
 			g.PullRequest.Github.TokenRef.Key = "tok"
 		}, wantErr: `failed to select pull request service provider: error fetching Github token: key "tok" in secret argocd/github-token not found`},
@@ -114,25 +139,10 @@ func TestSCMGeneratorErrors(t *testing.T) {
 		"a GitHub App": {file: "pr-fasttemplate.yaml", change: func(g *v1alpha1.ApplicationSetGenerator) {
 			g.PullRequest.Github.AppSecretName = "github-app"
 		}, wantErr: `appSecretName "github-app": GitHub App credentials are not supported by wavecd; use tokenRef`},
-		"gitea": {file: "scm-fasttemplate.yaml", change: func(g *v1alpha1.ApplicationSetGenerator) {
-			g.SCMProvider.Github, g.SCMProvider.Gitea = nil, &v1alpha1.SCMProviderGeneratorGitea{Owner: "shop", API: "https://gitea.example.com"}
-		}, wantErr: "the scmProvider generator's gitea provider is not supported by wavecd (supported: github)"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			set := scmSet(t, tc.file, api.URL)
-			if tc.change != nil {
-				tc.change(&set.Spec.Generators[0])
-			}
-			got, err := Generate(context.Background(), set, Inputs{Objects: scmObjects(t), SCM: tc.policy})
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "generators[0].") {
-				t.Fatalf("error = %v, want one naming generators[0] and containing %q", err, tc.wantErr)
-			}
-			if got != nil {
-				t.Errorf("a failed generation returned %d apps", len(got.Apps))
-			}
-		})
-	}
+		"gitlab": {file: "scm-fasttemplate.yaml", change: func(g *v1alpha1.ApplicationSetGenerator) {
+			g.SCMProvider.Github, g.SCMProvider.Gitlab = nil, &apiextensionsv1.JSON{Raw: []byte(`{"group":"shop"}`)}
+		}, wantErr: "the scmProvider generator's gitlab provider is not supported by wavecd (supported: gitea, github)"},
+	})
 	set := scmSet(t, "pr-fasttemplate.yaml", api.URL)
 	set.Spec.Generators[0].PullRequest.Github.Repo = "gone"
 	set.Spec.Generators[0].PullRequest.ContinueOnRepoNotFoundError = true

@@ -1,7 +1,9 @@
 package scm_test
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,40 +13,32 @@ import (
 	"github.com/wavecd/wavecd/internal/scm/scmtest"
 )
 
-// names are "repo@branch url" of repositories.
+// names are "repo@branch url" of repositories, sorted.
 func names(repos []scm.Repository) []string {
 	var out []string
 	for _, r := range repos {
 		out = append(out, r.Name+"@"+r.Branch+" "+r.URL)
 	}
+	slices.Sort(out)
 	return out
 }
 
-// TestGitHubRepositories lists an organization over two pages, each
-// repository's default branch or all of them, without archived ones when
-// asked, with the clone URL the protocol picks.
-func TestGitHubRepositories(t *testing.T) {
-	api := scmtest.ServeGitHub(t, "ghp_test")
-	gh, err := scm.NewGitHub(scm.GitHubOptions{API: api.URL, Token: "ghp_test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := map[string]struct {
-		opts    scm.RepositoryOptions
-		want    []string
-		wantErr string
-	}{
-		"default branches over ssh": {want: []string{
-			"cart@main git@github.com:shop/cart.git", "catalog@trunk git@github.com:shop/catalog.git", "legacy@master git@github.com:shop/legacy.git"}},
-		"https, without archived": {opts: scm.RepositoryOptions{CloneProtocol: "https", ExcludeArchived: true}, want: []string{
-			"cart@main https://github.com/shop/cart.git", "catalog@trunk https://github.com/shop/catalog.git"}},
-		"all branches": {opts: scm.RepositoryOptions{AllBranches: true, ExcludeArchived: true}, want: []string{
-			"cart@feature/coupons git@github.com:shop/cart.git", "cart@main git@github.com:shop/cart.git", "catalog@trunk git@github.com:shop/catalog.git"}},
-		"a protocol GitHub does not have": {opts: scm.RepositoryOptions{CloneProtocol: "git"}, wantErr: "unknown clone protocol for GitHub git"},
-	}
+// repositoryCase lists the shop organization's repositories with opts:
+// their names, or an error.
+type repositoryCase struct {
+	opts    scm.RepositoryOptions
+	want    []string
+	wantErr string
+}
+
+// repositoryCases runs the cases against a service.
+func repositoryCases(t *testing.T, svc interface {
+	Repositories(ctx context.Context, owner string, o scm.RepositoryOptions) ([]scm.Repository, error)
+}, tests map[string]repositoryCase) {
+	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			repos, err := gh.Repositories(t.Context(), "shop", tc.opts)
+			repos, err := svc.Repositories(t.Context(), "shop", tc.opts)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -59,6 +53,26 @@ func TestGitHubRepositories(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGitHubRepositories lists an organization over two pages, each
+// repository's default branch or all of them, without archived ones when
+// asked, with the clone URL the protocol picks.
+func TestGitHubRepositories(t *testing.T) {
+	api := scmtest.ServeGitHub(t, "ghp_test")
+	gh, err := scm.NewGitHub(scm.GitHubOptions{API: api.URL, Token: "ghp_test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repositoryCases(t, gh, map[string]repositoryCase{
+		"default branches over ssh": {want: []string{
+			"cart@main git@github.com:shop/cart.git", "catalog@trunk git@github.com:shop/catalog.git", "legacy@master git@github.com:shop/legacy.git"}},
+		"https, without archived": {opts: scm.RepositoryOptions{CloneProtocol: "https", ExcludeArchived: true}, want: []string{
+			"cart@main https://github.com/shop/cart.git", "catalog@trunk https://github.com/shop/catalog.git"}},
+		"all branches": {opts: scm.RepositoryOptions{AllBranches: true, ExcludeArchived: true}, want: []string{
+			"cart@feature/coupons git@github.com:shop/cart.git", "cart@main git@github.com:shop/cart.git", "catalog@trunk git@github.com:shop/catalog.git"}},
+		"a protocol GitHub does not have": {opts: scm.RepositoryOptions{CloneProtocol: "git"}, wantErr: "unknown clone protocol for GitHub git"},
+	})
 	repos, err := gh.Repositories(t.Context(), "shop", scm.RepositoryOptions{})
 	if err != nil {
 		t.Fatal(err)

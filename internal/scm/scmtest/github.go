@@ -1,5 +1,6 @@
 // Package scmtest serves Git hosting service APIs for tests, on
-// 127.0.0.1: GitHub's REST API replayed from the responses in github/.
+// 127.0.0.1: GitHub's REST API replayed from the responses in github/,
+// and a real Gitea server (ServeGitea).
 package scmtest
 
 import (
