@@ -102,3 +102,30 @@ func testGiteaPages(t *testing.T, srv *scmtest.Gitea, g *scm.Gitea) {
 		}
 	}
 }
+
+// TestGiteaTLS: a Gitea server speaking HTTPS with a certificate no
+// authority signed is refused, naming the certificate, unless the
+// generator's insecure: true skips the check.
+func TestGiteaTLS(t *testing.T) {
+	srv := scmtest.ServeGiteaTLS(t)
+	srv.SeedShop(t)
+	_, err := scm.NewGitea(t.Context(), scm.GiteaOptions{API: srv.URL, Token: srv.Token})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("a server with an unknown certificate: %v, want a certificate error", err)
+	}
+	g, err := scm.NewGitea(t.Context(), scm.GiteaOptions{API: srv.URL, Token: srv.Token, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos, err := g.Repositories(t.Context(), scmtest.ShopOrg, scm.RepositoryOptions{ExcludeArchived: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range repos {
+		got = append(got, r.Name+"@"+r.Branch)
+	}
+	if strings.Join(got, " ") != "cart@main catalog@trunk" {
+		t.Errorf("repositories over HTTPS: %v", got)
+	}
+}

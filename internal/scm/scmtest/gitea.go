@@ -3,6 +3,8 @@ package scmtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +38,9 @@ type Gitea struct {
 	Admin string
 	// Client speaks Gitea's API as the admin.
 	Client *gitea.Client
+	// CA trusts the server's certificate when it speaks HTTPS (nil
+	// otherwise).
+	CA *x509.CertPool
 }
 
 // ServeGitea starts a Gitea server (the executable GiteaEnv names, with
@@ -43,6 +48,18 @@ type Gitea struct {
 // database in a temporary folder, and stops it, by its process id, when
 // the test ends. A missing executable fails the test.
 func ServeGitea(t testing.TB) *Gitea {
+	t.Helper()
+	return serveGitea(t, false)
+}
+
+// ServeGiteaTLS is ServeGitea speaking HTTPS with a certificate of its
+// own, which Gitea.CA trusts.
+func ServeGiteaTLS(t testing.TB) *Gitea {
+	t.Helper()
+	return serveGitea(t, true)
+}
+
+func serveGitea(t testing.TB, https bool) *Gitea {
 	t.Helper()
 	bin := os.Getenv(GiteaEnv)
 	if bin == "" {
@@ -56,8 +73,14 @@ func ServeGitea(t testing.TB) *Gitea {
 	}
 	dir := t.TempDir()
 	port := freePort(t)
+	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Admin: "wavecd"}
+	protocol := "http"
+	if https {
+		protocol, g.URL = "https", "https"+strings.TrimPrefix(g.URL, "http")
+		g.CA = writeCertificate(t, dir)
+	}
 	cfg := filepath.Join(dir, "app.ini")
-	if err := os.WriteFile(cfg, []byte(giteaConfig(t, dir, static, port)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(giteaConfig(t, dir, static, protocol, port)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) string {
@@ -71,14 +94,14 @@ func ServeGitea(t testing.TB) *Gitea {
 		return string(out)
 	}
 	run("migrate")
-	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Admin: "wavecd"}
 	run("admin", "user", "create", "--username", g.Admin, "--password", "wavecd-test-password",
 		"--email", "wavecd@example.com", "--admin", "--must-change-password=false")
 	g.Token = strings.TrimSpace(lastLine(run("admin", "user", "generate-access-token", "--username", g.Admin,
 		"--token-name", "tests", "--scopes", "all", "--raw")))
 	startGitea(t, bin, cfg, dir)
-	waitGitea(t, g.URL)
-	c, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token))
+	hc := g.HTTPClient()
+	waitGitea(t, hc, g.URL)
+	c, err := gitea.NewClient(g.URL, gitea.SetToken(g.Token), gitea.SetHTTPClient(hc))
 	if err != nil {
 		t.Fatalf("gitea client: %v", err)
 	}
@@ -113,14 +136,25 @@ func startGitea(t testing.TB, bin, cfg, dir string) {
 	})
 }
 
+// HTTPClient is a client of the server: one that trusts its certificate
+// when it speaks HTTPS.
+func (g *Gitea) HTTPClient() *http.Client {
+	if g.CA == nil {
+		return &http.Client{}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: g.CA, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}
+}
+
 // waitGitea waits until the server answers its version.
-func waitGitea(t testing.TB, url string) {
+func waitGitea(t testing.TB, hc *http.Client, url string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), giteaStart)
 	defer cancel()
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/v1/version", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -138,7 +172,7 @@ func waitGitea(t testing.TB, url string) {
 // giteaConfig is an app.ini for a server on 127.0.0.1:port that keeps
 // everything in dir, reads its templates and options from static, and
 // reaches nothing outside.
-func giteaConfig(t testing.TB, dir, static string, port int) string {
+func giteaConfig(t testing.TB, dir, static, protocol string, port int) string {
 	t.Helper()
 	u, err := user.Current()
 	if err != nil {
@@ -150,10 +184,12 @@ RUN_USER = %[1]s
 WORK_PATH = %[2]s
 
 [server]
-PROTOCOL = http
+PROTOCOL = %[5]s
+CERT_FILE = %[2]s/cert.pem
+KEY_FILE = %[2]s/key.pem
 HTTP_ADDR = 127.0.0.1
 HTTP_PORT = %[3]d
-ROOT_URL = http://127.0.0.1:%[3]d/
+ROOT_URL = %[5]s://127.0.0.1:%[3]d/
 DOMAIN = 127.0.0.1
 SSH_DOMAIN = 127.0.0.1
 DISABLE_SSH = true
@@ -217,7 +253,7 @@ ALLOW_LOCALNETWORKS = false
 [log]
 MODE = console
 LEVEL = warn
-`, u.Username, dir, port, static)
+`, u.Username, dir, port, static, protocol)
 }
 
 // giteaEnviron is the server's environment: its home in dir, and leave
