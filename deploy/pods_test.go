@@ -122,8 +122,8 @@ func TestChartParamsBecomeFlags(t *testing.T) {
 	}
 	want := map[string][]string{
 		"controller": {"controller", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--plugins-dir=/home/argocd/cmp-server/plugins", "--workers=20", "--operation-processors=5",
-			"--sharding", "--shard-replicas=2", "--replica-id=$(POD_NAME)", "--verbose"},
-		"server": {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--insecure"},
+			"--application-namespaces=team-*", "--sharding", "--shard-replicas=2", "--replica-id=$(POD_NAME)", "--verbose"},
+		"server": {"server", "--namespace=$(POD_NAMESPACE)", "--listen=:8080", "--cache-dir=/var/cache/wavecd", "--application-namespaces=team-*", "--insecure"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arguments (-want +got):\n%s", diff)

@@ -2,7 +2,9 @@
 // wavecd's parts share beyond its API type (api/v1alpha1): the refresh
 // request (the argocd.argoproj.io/refresh annotation, set over the
 // Kubernetes API by AnnotationRefresher), listing the apps of some
-// namespaces (Lister), a missing app (NotFoundError), the app as an
+// namespaces (Lister), where an installation's apps live and how they are
+// named (Namespaces: Argo CD's apps in any namespace, instance and
+// qualified names, a project's sourceNamespaces), a missing app (NotFoundError), the app as an
 // unstructured object (ToUnstructured), references to the
 // resources an app manages (IsApplication), wavecd's wavecd.io/depends-on,
 // conditions, the objects a local sync carries in

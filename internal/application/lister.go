@@ -14,6 +14,8 @@ type Lister struct {
 	Reader client.Reader
 	// Namespaces to list; empty lists every namespace.
 	Namespaces []string
+	// Enabled, when set, keeps the apps of the namespaces it accepts.
+	Enabled func(namespace string) bool
 }
 
 // ListApplications returns the Applications of l.Namespaces.
@@ -28,7 +30,11 @@ func (l Lister) ListApplications(ctx context.Context) ([]v1alpha1.Application, e
 		if err := l.Reader.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return nil, fmt.Errorf("list applications in namespace %q: %w", ns, err)
 		}
-		apps = append(apps, list.Items...)
+		for _, app := range list.Items {
+			if l.Enabled == nil || l.Enabled(app.Namespace) {
+				apps = append(apps, app)
+			}
+		}
 	}
 	return apps, nil
 }

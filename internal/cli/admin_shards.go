@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/shard"
 )
 
@@ -16,6 +17,7 @@ func newAdminShardsCommand(s Streams) *cobra.Command {
 	var f namespaceFlags
 	var output string
 	var apps bool
+	var patterns []string
 	cmd := &cobra.Command{
 		Use:   "shards",
 		Short: "List the sharded controller replicas, their apps and load",
@@ -38,7 +40,8 @@ assignment; "no" means a hand-over is under way.`,
 			if err != nil {
 				return err
 			}
-			shards, err := listShards(cmd.Context(), c, f.namespace, time.Now())
+			ns := application.Namespaces{Control: f.namespace, Patterns: patterns}
+			shards, err := listShards(cmd.Context(), c, ns, time.Now())
 			if err != nil {
 				return err
 			}
@@ -46,14 +49,16 @@ assignment; "no" means a hand-over is under way.`,
 		},
 	}
 	f.addTo(cmd.Flags(), "namespace of the controller and its Applications")
+	addAppNamespacesFlag(cmd.Flags(), &patterns, "sharded")
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	cmd.Flags().BoolVar(&apps, "apps", false, "list each replica's apps")
 	return cmd
 }
 
-// listShards reads the live replicas and the apps of namespace and
-// computes each replica's share.
-func listShards(ctx context.Context, c client.Reader, namespace string, now time.Time) ([]shard.Shard, error) {
+// listShards reads the live replicas and the apps of ns and computes each
+// replica's share.
+func listShards(ctx context.Context, c client.Reader, ns application.Namespaces, now time.Time) ([]shard.Shard, error) {
+	namespace := ns.Control
 	replicas, err := shard.LiveReplicas(ctx, c, namespace, now)
 	if err != nil {
 		return nil, err
@@ -61,7 +66,7 @@ func listShards(ctx context.Context, c client.Reader, namespace string, now time
 	if len(replicas) == 0 {
 		return nil, fmt.Errorf("no live controller replica in namespace %s: sharding is off (wavecd controller --sharding turns it on) or no replica runs", namespace)
 	}
-	apps, err := shard.ListApps(ctx, c, namespace)
+	apps, err := shard.ListApps(ctx, c, ns)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/shard"
 	"github.com/wavecd/wavecd/internal/testenv"
 )
@@ -58,7 +59,7 @@ func TestAdminShardsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shards, err := listShards(t.Context(), c, ns, renewed.Add(time.Second))
+	shards, err := listShards(t.Context(), c, application.Namespaces{Control: ns}, renewed.Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,9 @@ const appLong = `Manage Argo CD Applications through the Kubernetes API, like ar
 
 Every command reads and writes Application objects with your kubeconfig
 (--kubeconfig, $KUBECONFIG or ~/.kube/config; --context picks a context) in
-the namespace -n (default argocd). NAME may also be NAMESPACE/NAME.
+the namespace -n (default argocd). NAME may also be NAMESPACE/NAME, or take
+its namespace from -N, for an app outside the control namespace (Argo CD's
+apps in any namespace).
 
 sync and rollback only request an operation by writing the app's operation
 field; the wavecd controller (or Argo CD's) runs it and reports progress in
@@ -31,6 +34,9 @@ const appExample = `  # list the apps of the argocd namespace
 // appFlags are the flags every `app` command shares.
 type appFlags struct {
 	namespaceFlags
+	// appNamespace is the namespace of the app NAME names (-N, as the argocd
+	// CLI's --app-namespace): an app outside the control namespace.
+	appNamespace string
 }
 
 func newAppCommand(s Streams) *cobra.Command {
@@ -43,6 +49,8 @@ func newAppCommand(s Streams) *cobra.Command {
 		Example: appExample,
 	}
 	f.addTo(cmd.PersistentFlags(), "namespace of the Applications")
+	cmd.PersistentFlags().StringVarP(&f.appNamespace, "app-namespace", "N", "",
+		"namespace of the app NAME names, as NAMESPACE/NAME does (apps in any namespace; default: -n)")
 	cmd.AddCommand(
 		newAppListCommand(s, f), newAppGetCommand(s, f), newAppHistoryCommand(s, f),
 		newAppSyncCommand(s, f), newAppRollbackCommand(s, f), newAppWaitCommand(s, f),
@@ -68,7 +76,7 @@ func (f *appFlags) clientIn(namespace string) (*appclient.Client, error) {
 func (f *appFlags) clientFor(arg string) (*appclient.Client, string, error) {
 	ns, name, qualified := strings.Cut(arg, "/")
 	if !qualified {
-		ns, name = f.namespace, arg
+		ns, name = cmp.Or(f.appNamespace, f.namespace), arg
 	}
 	if ns == "" || name == "" || strings.Contains(name, "/") {
 		return nil, "", fmt.Errorf("invalid application name %q: want NAME or NAMESPACE/NAME", arg)

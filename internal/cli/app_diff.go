@@ -96,7 +96,7 @@ func (a *appDiffAction) diff(ctx context.Context) ([]diff.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	differ := compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.CacheDir, Mirrors: mirrors})
+	differ := compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.CacheDir, Mirrors: mirrors, Namespace: a.flags.namespace})
 	if a.Local != "" {
 		return differ.DiffLocal(ctx, app, a.Local)
 	}

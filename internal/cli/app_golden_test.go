@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/wavecd/wavecd/internal/testenv"
 )
 
 // TestAppGolden prints fixed Applications from the cluster.
@@ -35,6 +37,15 @@ func TestAppGolden(t *testing.T) {
 			assertGolden(t, tc.golden, normalize(out, ns))
 		})
 	}
+	// -N names the namespace of NAME's app, whatever -n says, as the
+	// argocd CLI's --app-namespace.
+	t.Run("get with its namespace by -N", func(t *testing.T) {
+		out, errOut, err := runCLI(t, "app", "get", "guestbook", "-N", ns, "-o", "wide", "--kubeconfig", testenv.Get(t).Kubeconfig, "-n", "default")
+		if err != nil {
+			t.Fatalf("%v\nstderr: %s", err, errOut)
+		}
+		assertGolden(t, "app-get-guestbook.txt", normalize(out, ns))
+	})
 }
 
 // TestAppHelp keeps the help of the app commands readable.

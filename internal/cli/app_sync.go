@@ -151,7 +151,7 @@ func renderLocal(ctx context.Context, f *appFlags, c *appclient.Client, name, di
 	if err != nil {
 		return nil, err
 	}
-	objs, err := compare.NewDiffer(cfg, compare.DifferOptions{}).RenderLocal(ctx, app, dir)
+	objs, err := compare.NewDiffer(cfg, compare.DifferOptions{Namespace: f.namespace}).RenderLocal(ctx, app, dir)
 	if err != nil {
 		return nil, err
 	}

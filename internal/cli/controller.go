@@ -40,7 +40,9 @@ func newControllerCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Application controller against a cluster",
-		Long: `Reconcile the Applications in --namespace: render their sources, compare
+		Long: `Reconcile the Applications in --namespace (and in those
+--application-namespaces match, when their project's sourceNamespaces permit
+it, as Argo CD's apps in any namespace): render their sources, compare
 them with the cluster, write Argo CD's status, and run manual and automated
 syncs with health-gated waves. Settings come from the argocd-cm ConfigMap in
 the same namespace. The ApplicationSets of --namespace generate their
@@ -77,6 +79,7 @@ It also serves, on --listen (every replica, leader or not):
 func (a *controllerAction) addFlags(f *pflag.FlagSet) {
 	a.kube.addTo(f)
 	f.StringVarP(&a.opts.Namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and argocd-cm")
+	addAppNamespacesFlag(f, &a.opts.ApplicationNamespaces, "reconciled")
 	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address of the webhook, metrics and health endpoints")
 	f.BoolVar(&a.opts.ArgoParity, "argo-parity", false, "behave like Argo CD: no child Application health, no generic condition check")
 	f.BoolVar(&a.opts.Hydrator, "hydrator-enabled", os.Getenv("ARGOCD_HYDRATOR_ENABLED") == "true",
@@ -149,7 +152,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	if a.notifications {
-		n, err := notify.New(cfg, notify.Options{Namespace: a.opts.Namespace, Metrics: metrics, Apps: ctrl.AppCache()})
+		n, err := notify.New(cfg, notify.Options{Namespace: a.opts.Namespace, Metrics: metrics, Apps: ctrl.AppCache(), AppNamespaces: ctrl.AppNamespaces})
 		if err != nil {
 			return err
 		}

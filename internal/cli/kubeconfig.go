@@ -2,12 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 )
 
 // kubeFlags are the cluster-access flags shared by commands that talk to
@@ -55,4 +57,16 @@ func (f *namespaceFlags) connect() (*rest.Config, client.Client, error) {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
 	return cfg, c.Kube, nil
+}
+
+// appNamespacesEnv is the variable argocd-cmd-params-cm's
+// application.namespaces sets in Argo CD's manifests (and in wavecd's).
+const appNamespacesEnv = "ARGOCD_APPLICATION_NAMESPACES"
+
+// addAppNamespacesFlag adds --application-namespaces, Argo CD's flag for
+// apps in any namespace, defaulting to $ARGOCD_APPLICATION_NAMESPACES;
+// what says what the apps of those namespaces are.
+func addAppNamespacesFlag(fs *pflag.FlagSet, dst *[]string, what string) {
+	fs.StringSliceVar(dst, "application-namespaces", application.ParsePatterns(os.Getenv(appNamespacesEnv)),
+		"more namespaces whose Applications are "+what+", comma-separated globs or /regular expressions/ (Argo CD's application.namespaces; default: $"+appNamespacesEnv+")")
 }

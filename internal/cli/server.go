@@ -45,6 +45,7 @@ type serverAction struct {
 	errOut     io.Writer
 	kube       kubeFlags
 	namespace  string
+	appNS      []string
 	listen     string
 	insecure   bool
 	sessionTTL time.Duration
@@ -66,6 +67,7 @@ func newServerCommand(s Streams) *cobra.Command {
 	a.kube.addTo(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&a.namespace, "namespace", "n", "argocd", "namespace of the Applications, AppProjects and settings")
+	addAppNamespacesFlag(f, &a.appNS, "served (the API's ?appNamespace=)")
 	f.StringVar(&a.listen, "listen", server.DefaultAddr, "address to serve the API and UI on")
 	f.BoolVar(&a.insecure, "insecure", false, "serve plain HTTP instead of HTTPS")
 	f.DurationVar(&a.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a login session")
@@ -87,8 +89,8 @@ func (a *serverAction) Run(ctx context.Context) error {
 		return err
 	}
 	srv, err := server.NewAPIServer(ctx, cfg, server.APIServerOptions{
-		Addr: a.listen, Namespace: a.namespace, Insecure: a.insecure, SessionTTL: a.sessionTTL,
-		Differ: compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.cacheDir, Mirrors: mirrors}),
+		Addr: a.listen, Namespace: a.namespace, ApplicationNamespaces: a.appNS, Insecure: a.insecure, SessionTTL: a.sessionTTL,
+		Differ: compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.cacheDir, Mirrors: mirrors, Namespace: a.namespace}),
 	})
 	if err != nil {
 		return err

@@ -145,7 +145,7 @@ func (c *Comparer) listRendered(ctx context.Context, tgt *destination.Target, ap
 	if err != nil {
 		return nil, err
 	}
-	tracking := s.TrackingOf(app.Name)
+	tracking := s.TrackingOf(app)
 	listed, err := c.listLive(ctx, tgt, app, tracking, KindsOf(desired, app.Status.Resources))
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ type Options struct {
 	// server.
 	Reader client.Reader
 	// Apps, when set, is the controller's cache of the Applications of
-	// Namespace: child Applications at the local destination are read from
+	// its namespaces: child Applications at the local destination are read from
 	// it, the cache whose events refresh a parent, so a parent never reads
 	// a child older than the change that woke it. Without it they are
 	// listed like any other kind.

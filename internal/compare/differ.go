@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -24,6 +25,10 @@ type DifferOptions struct {
 	// Mirrors map repository URLs to local paths (argocd-cm's
 	// wavecd.mirrors are added, as a controller adds them).
 	Mirrors source.Mirrors
+	// Namespace is the control namespace: argocd-cm, the cluster and
+	// repository Secrets (default: the app's namespace, for an
+	// installation without apps in other namespaces).
+	Namespace string
 }
 
 // Differ compares apps with the cluster outside any controller, for
@@ -42,7 +47,7 @@ func NewDiffer(cfg *rest.Config, opts DifferOptions) *Differ {
 }
 
 // Diff compares app with the cluster as a refresh does (render, dry-run
-// apply, normalize, ignoreDifferences), using argocd-cm of the app's
+// apply, normalize, ignoreDifferences), using argocd-cm of the control
 // namespace, and returns the objects that differ, sorted by group, kind,
 // namespace and name, with Secret values masked in Text, Live and
 // Predicted. It writes nothing: the server-side diff dry-runs.
@@ -93,9 +98,10 @@ func (d *Differ) RenderLocal(ctx context.Context, app *v1alpha1.Application, dir
 	return res.Objects, nil
 }
 
-// open makes a Comparer for app as a controller of app's namespace would
-// have it, with app's destination and settings.
+// open makes a Comparer for app as the controller would have it, with
+// app's destination and settings.
 func (d *Differ) open(ctx context.Context, app *v1alpha1.Application) (*Comparer, *destination.Target, *Settings, error) {
+	control := cmp.Or(d.opts.Namespace, app.Namespace)
 	scheme, err := v1alpha1.NewScheme()
 	if err != nil {
 		return nil, nil, nil, err
@@ -104,15 +110,15 @@ func (d *Differ) open(ctx context.Context, app *v1alpha1.Application) (*Comparer
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connect to the Kubernetes API: %w", err)
 	}
-	targets, err := destination.NewTargets(d.cfg, cluster.Registry{Reader: c, Namespace: app.Namespace})
+	targets, err := destination.NewTargets(d.cfg, cluster.Registry{Reader: c, Namespace: control})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cmp := New(Options{Namespace: app.Namespace, CacheDir: d.opts.CacheDir, Mirrors: d.opts.Mirrors, Reader: c})
-	if err := cmp.LoadMirrors(ctx); err != nil {
+	comparer := New(Options{Namespace: control, CacheDir: d.opts.CacheDir, Mirrors: d.opts.Mirrors, Reader: c})
+	if err := comparer.LoadMirrors(ctx); err != nil {
 		return nil, nil, nil, err
 	}
-	s, err := ReadSettings(ctx, c, app.Namespace, SettingsOptions{})
+	s, err := ReadSettings(ctx, c, control, SettingsOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -120,7 +126,7 @@ func (d *Differ) open(ctx context.Context, app *v1alpha1.Application) (*Comparer
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return cmp, tgt, &s, nil
+	return comparer, tgt, &s, nil
 }
 
 // OutOfSync returns the results that differ, sorted by group, kind,

@@ -39,7 +39,7 @@ func PrepareDesired(tgt *destination.Target, app *v1alpha1.Application, objs []*
 				o.SetNamespace(app.Spec.Destination.Namespace)
 			}
 		}
-		s.TrackingOf(app.Name).Set(o)
+		s.TrackingOf(app).Set(o)
 		out = append(out, o)
 	}
 	return out, nil
@@ -202,10 +202,11 @@ func newest(live, applied []*unstructured.Unstructured, tracking kube.Tracking) 
 }
 
 // childApps returns the Applications tracking says belong to the app:
-// the cache's own copies, from Options.Apps.
+// the cache's own copies, from Options.Apps, of every namespace it holds
+// (apps in any namespace).
 func (c *Comparer) childApps(ctx context.Context, tracking kube.Tracking) ([]*v1alpha1.Application, error) {
 	apps := &v1alpha1.ApplicationList{}
-	if err := c.opts.Apps.List(ctx, apps, client.InNamespace(c.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.opts.Apps.List(ctx, apps, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var out []*v1alpha1.Application

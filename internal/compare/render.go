@@ -58,7 +58,8 @@ func (c *Comparer) Render(ctx context.Context, tgt *destination.Target, app *v1a
 			return nil, err
 		}
 	}
-	res, err := c.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.Capabilities(ctx), Fresh: ro.Fresh, Kustomize: s.Kustomize, Limits: s.Limits})
+	res, err := c.engine.RenderAppWith(ctx, pinned, render.AppOptions{Capabilities: tgt.Capabilities(ctx), Fresh: ro.Fresh, Kustomize: s.Kustomize, Limits: s.Limits,
+		InstanceName: s.TrackingOf(app).AppName})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func (c *Comparer) RenderLocal(ctx context.Context, tgt *destination.Target, app
 	src := *app.Spec.Source.DeepCopy()
 	src.RepoURL, src.Path, src.Chart, src.TargetRevision = dir, ".", "", ""
 	res, err := c.engine.Render(ctx, &render.Request{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src, Tree: tree,
+		AppName: s.TrackingOf(app).AppName, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src, Tree: tree,
 		Capabilities: tgt.Capabilities(ctx), Kustomize: s.Kustomize,
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/health"
 	"github.com/wavecd/wavecd/internal/kube"
 	"github.com/wavecd/wavecd/internal/render"
@@ -33,6 +36,8 @@ const (
 // tracked, how health is assessed, how Kustomize builds and how much a
 // render may read.
 type Settings struct {
+	// Namespace is the control namespace these settings were read from.
+	Namespace      string
 	Tracking       kube.TrackingMethod
 	InstallationID string
 	Assessor       *health.Assessor
@@ -65,12 +70,15 @@ type SettingsOptions struct {
 	HealthLibraryDir string
 	// InstallationID overrides argocd-cm's installationID.
 	InstallationID string
+	// Namespace is the control namespace argocd-cm is in (default argocd):
+	// the one whose apps' instance names are their names.
+	Namespace string
 }
 
 // ParseSettings reads the keys of argocd-cm's data a comparison needs.
 // Errors name the key.
 func ParseSettings(data map[string]string, opts SettingsOptions) (Settings, error) {
-	s := Settings{Tracking: kube.TrackingAnnotation, Kustomize: render.KustomizeSettingsFrom(data)}
+	s := Settings{Namespace: cmp.Or(opts.Namespace, "argocd"), Tracking: kube.TrackingAnnotation, Kustomize: render.KustomizeSettingsFrom(data)}
 	s.Impersonation = Impersonation{
 		Enabled:  data[keyImpersonationEnabled] == "true",
 		Enforced: data[keyImpersonationEnforced] != "false",
@@ -109,6 +117,7 @@ func ReadSettings(ctx context.Context, reader client.Reader, namespace string, o
 	if err != nil {
 		return Settings{}, err
 	}
+	opts.Namespace = namespace
 	return ParseSettings(data, opts)
 }
 
@@ -124,7 +133,14 @@ func readSettingsData(ctx context.Context, reader client.Reader, namespace strin
 	return cm.Data, nil
 }
 
-// TrackingOf is how the objects of app are tracked.
-func (s *Settings) TrackingOf(app string) kube.Tracking {
-	return kube.Tracking{Method: s.Tracking, AppName: app, InstallationID: s.InstallationID}
+// TrackingOf is how the objects of app are tracked: by its instance
+// name (application.Namespaces.InstanceName).
+func (s *Settings) TrackingOf(app *v1alpha1.Application) kube.Tracking {
+	return kube.Tracking{Method: s.Tracking, AppName: s.Namespaces().InstanceName(app.Namespace, app.Name), InstallationID: s.InstallationID}
+}
+
+// Namespaces is where the installation's Applications live, as far as
+// names go: its control namespace, which holds argocd-cm.
+func (s *Settings) Namespaces() application.Namespaces {
+	return application.Namespaces{Control: s.Namespace}
 }

@@ -44,7 +44,7 @@ func (c *Comparer) syncTarget(ctx context.Context, tgt *destination.Target, app 
 	if out.Desired, err = PrepareDesired(tgt, app, objs, s); err != nil {
 		return nil, err
 	}
-	out.Live, err = c.Live(ctx, tgt, app, s.TrackingOf(app.Name), KindsOf(out.Desired, app.Status.Resources))
+	out.Live, err = c.Live(ctx, tgt, app, s.TrackingOf(app), KindsOf(out.Desired, app.Status.Resources))
 	if err != nil {
 		return nil, err
 	}

@@ -14,17 +14,17 @@ import (
 )
 
 // Refresh asks for an immediate refresh of one app of this controller's
-// namespace. It only records the request: the refresh runs on the next
+// namespaces. It only records the request: the refresh runs on the next
 // reconcile, which it triggers.
 func (c *Controller) Refresh(_ context.Context, namespace, name string, hard bool) error {
-	if namespace != c.rec.opts.Namespace {
-		return fmt.Errorf("application %s/%s: this controller reconciles namespace %s only", namespace, name, c.rec.opts.Namespace)
+	if !c.rec.ns.Enabled(namespace) {
+		return fmt.Errorf("application %s/%s: %w", namespace, name, application.NamespaceNotEnabledError(namespace))
 	}
 	kind := askedRefresh
 	if hard {
 		kind = hardRefresh
 	}
-	c.rec.refreshes.mark(name, kind)
+	c.rec.refreshes.mark(c.rec.ns.InstanceName(namespace, name), kind)
 	c.rec.enqueue(namespace, name)
 	return nil
 }
@@ -46,7 +46,7 @@ func (c *Controller) Refresher() Refresher {
 // Refresh requests a refresh of type t of app namespace/name.
 func (r Refresher) Refresh(ctx context.Context, namespace, name string, t application.RefreshType) error {
 	if r.c.rec.shards != nil {
-		if r.c.rec.shards.Owns(name) {
+		if r.c.rec.shards.Owns(r.c.rec.ns.InstanceName(namespace, name)) {
 			return r.c.Refresh(ctx, namespace, name, t == application.RefreshHard)
 		}
 		return r.fallback.Refresh(ctx, namespace, name, t)
@@ -59,11 +59,15 @@ func (r Refresher) Refresh(ctx context.Context, namespace, name string, t applic
 	}
 }
 
-// Lister lists the Applications of the controller's namespace from the
+// Lister lists the Applications of the controller's namespaces from the
 // controller's cache, for the webhook.
 func (c *Controller) Lister() application.Lister {
-	return application.Lister{Reader: c.mgr.GetClient(), Namespaces: []string{c.rec.opts.Namespace}}
+	return application.Lister{Reader: c.mgr.GetClient(), Namespaces: c.rec.ns.Watch(), Enabled: c.rec.ns.Enabled}
 }
+
+// AppNamespaces reports whether the apps of namespace ns are the
+// controller's (its own namespace, or one application.namespaces match).
+func (c *Controller) AppNamespaces(ns string) bool { return c.rec.ns.Enabled(ns) }
 
 // APIReader reads straight from the API server, for objects the
 // controller does not cache (the webhook secret).

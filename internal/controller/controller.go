@@ -24,6 +24,7 @@ import (
 	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/cluster"
 	"github.com/wavecd/wavecd/internal/compare"
 	"github.com/wavecd/wavecd/internal/destination"
@@ -37,6 +38,11 @@ import (
 type Options struct {
 	// Namespace holds the Applications, AppProjects and settings (default argocd).
 	Namespace string
+	// ApplicationNamespaces are more namespaces whose Applications the
+	// controller reconciles (Argo CD's application.namespaces: globs, or
+	// regular expressions between slashes); an app there must also be
+	// permitted by its project's sourceNamespaces.
+	ApplicationNamespaces []string
 	// ArgoParity turns off what wavecd adds: child Application health and
 	// the generic condition check.
 	ArgoParity bool
@@ -206,7 +212,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 // the replicas' Leases when sharding.
 func cachedObjects(opts Options) (map[client.Object]cache.ByObject, error) {
 	byObject := map[client.Object]cache.ByObject{
-		&v1alpha1.Application{}: {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
+		&v1alpha1.Application{}: {Namespaces: appNamespaces(opts)},
 		&v1alpha1.AppProject{}:  {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 		&corev1.ConfigMap{}:     {Namespaces: map[string]cache.Config{opts.Namespace: {}}},
 		// Cluster Secrets only: the registry of destination clusters.
@@ -221,6 +227,26 @@ func cachedObjects(opts Options) (map[client.Object]cache.ByObject, error) {
 		byObject[&coordinationv1.Lease{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: hasReplica}
 	}
 	return byObject, nil
+}
+
+// appNamespaces are the namespaces whose Applications the cache holds:
+// those named, or every one when a pattern is a glob (the reconciler
+// skips the apps of the namespaces it does not match).
+func appNamespaces(opts Options) map[string]cache.Config {
+	names := opts.namespaces().Watch()
+	if names == nil {
+		return map[string]cache.Config{cache.AllNamespaces: {}}
+	}
+	out := map[string]cache.Config{}
+	for _, ns := range names {
+		out[ns] = cache.Config{}
+	}
+	return out
+}
+
+// namespaces is where the controller's Applications live.
+func (o Options) namespaces() application.Namespaces {
+	return application.Namespaces{Control: o.Namespace, Patterns: o.ApplicationNamespaces}
 }
 
 // setupEvents gives the reconciler its event recorder, and the controller

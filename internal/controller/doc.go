@@ -1,5 +1,7 @@
 // Package controller owns the Application reconciler: it reads Applications
-// in the controller's namespace, renders their sources, compares the result
+// in the controller's namespace (and, as Argo CD's apps in any namespace,
+// in those Options.ApplicationNamespaces match, when their project's
+// sourceNamespaces permit it), renders their sources, compares the result
 // with the live objects, writes the status Argo CD users know (sync, health,
 // resources, sourceType, images, conditions, operationState, history), runs
 // sync operations (manual ones from the `operation` field, rollbacks, and
@@ -41,6 +43,12 @@
 // DependencyWait, ...), so `kubectl describe application` tells why an
 // app waits. Events go out through client-go's correlator, in the
 // background: recording never delays a sync.
+//
+// The controller's state of an app (refresh marks, runners, comparison
+// times, readiness gates, shards) is keyed by its instance name
+// (application.Namespaces): its name in the control namespace,
+// `<namespace>_<name>` elsewhere, which is also what its objects' tracking
+// names, so a watch event of an object leads straight to its app.
 //
 // Fields Argo CD honours that wavecd does not implement
 // (render.UnsupportedFields) set an UnsupportedFieldWarning condition.

@@ -28,6 +28,8 @@ type finalizer struct {
 	runs       *operation.Registry
 	argoParity bool
 	now        func() time.Time
+	// key is an app's key in the controller's state.
+	key func(app *v1alpha1.Application) string
 }
 
 // deleteStage is one step of an app's deletion, held by one finalizer.
@@ -43,7 +45,7 @@ type deleteStage struct {
 // hooks by their delete policies. Each finalizer is removed once its step
 // is done; the Application goes when none is left.
 func (f *finalizer) finalize(ctx context.Context, app *v1alpha1.Application, s *Settings) (reconcile.Result, error) {
-	f.runs.Stop(app.Name)
+	f.runs.Stop(f.key(app))
 	if !slices.ContainsFunc(app.Finalizers, isOwnFinalizer) {
 		return reconcile.Result{}, nil
 	}
@@ -98,7 +100,7 @@ func (f *finalizer) deleteStages(ctx context.Context, tgt *destination.Target, a
 // all gone. While it waits, the DeletionWait condition says on what, and
 // DeletionStalled says so once a step has waited the stall timeout.
 func (f *finalizer) deleteObjects(ctx context.Context, tgt *destination.Target, app *v1alpha1.Application, s *Settings, policy metav1.DeletionPropagation) (bool, error) {
-	live, err := tgt.Kube.ListTracked(ctx, s.TrackingOf(app.Name), kube.ListOptions{Kinds: compare.KindsOf(nil, app.Status.Resources)})
+	live, err := tgt.Kube.ListTracked(ctx, s.TrackingOf(app), kube.ListOptions{Kinds: compare.KindsOf(nil, app.Status.Resources)})
 	if err != nil {
 		return false, err
 	}

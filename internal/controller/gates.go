@@ -7,7 +7,6 @@ import (
 	"github.com/wavecd/wavecd/internal/logctx"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -84,7 +83,7 @@ func (rt *router) gateEvents(_ context.Context, obj client.Object) []reconcile.R
 	var out []reconcile.Request
 	for _, app := range rt.gates.appsOf(svc) {
 		rt.refreshes.mark(app, normalRefresh)
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rt.namespace, Name: app}})
+		out = append(out, rt.request(app))
 	}
 	return out
 }

@@ -32,6 +32,8 @@ type starter struct {
 	life       *lifetime
 	// enqueue reconciles an app again.
 	enqueue func(namespace, name string)
+	// key is an app's key in the controller's state.
+	key func(app *v1alpha1.Application) string
 	// host is the controller as req's operation sees it.
 	host func(req opRequest) operation.Host
 }
@@ -79,7 +81,7 @@ type opRequest struct {
 // returned duration is when a closed sync window opens (0: no wait).
 func (sr *starter) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
-	if sr.runs.Active(app.Name) {
+	if sr.runs.Active(sr.key(app)) {
 		sr.supersedeIfNewRevision(ctx, app)
 		return 0, false
 	}
@@ -128,7 +130,7 @@ func (sr *starter) startRunner(ctx context.Context, req opRequest, request *apps
 		return nil
 	}
 	runCtx, cancel := context.WithCancel(logctx.With(sr.life.context(), logctx.From(ctx)))
-	if !sr.runs.Start(app.Name, cancel, sr.now()) {
+	if !sr.runs.Start(sr.key(app), cancel, sr.now()) {
 		cancel()
 		if request != nil {
 			return request.Flush(ctx)
@@ -140,8 +142,8 @@ func (sr *starter) startRunner(ctx context.Context, req opRequest, request *apps
 		// controller's last write (ReadCurrent): nothing ran it since. The
 		// request's write owns app; the runner reads a copy of its own.
 		req.app = app.DeepCopy()
-		sr.runs.Wrote(app.Name, app.DeepCopy())
-		sr.deferRequest(runCtx, app.Name, request)
+		sr.runs.Wrote(sr.key(app), app.DeepCopy())
+		sr.deferRequest(runCtx, sr.key(app), request)
 		go sr.runner.Run(runCtx, req.operation(), sr.host(req))
 		return nil
 	}
@@ -149,11 +151,11 @@ func (sr *starter) startRunner(ctx context.Context, req opRequest, request *apps
 	// start only what the API server still asks for. A copy at or after
 	// the controller's own last write to the app (the operation it just
 	// requested, say) already includes any runner's end.
-	if !sr.status.IncludesLast(app.Name, app.ResourceVersion) {
+	if !sr.status.IncludesLast(sr.key(app), app.ResourceVersion) {
 		fresh := &v1alpha1.Application{}
 		if err := sr.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
 			!operation.EqualOperation(*fresh.Operation, *app.Operation) {
-			sr.runs.Done(app.Name)
+			sr.runs.Done(sr.key(app))
 			cancel()
 			return client.IgnoreNotFound(err)
 		}
@@ -162,7 +164,7 @@ func (sr *starter) startRunner(ctx context.Context, req opRequest, request *apps
 		// The runner reads a copy of its own: the reconcile goes on with app.
 		req.app = app.DeepCopy()
 	}
-	sr.runs.Wrote(app.Name, req.app.DeepCopy())
+	sr.runs.Wrote(sr.key(app), req.app.DeepCopy())
 	go sr.runner.Run(runCtx, req.operation(), sr.host(req))
 	return nil
 }
@@ -242,7 +244,7 @@ type opHost struct {
 // Compare compares app in the operation's final write.
 func (h opHost) Compare(ctx context.Context, app *v1alpha1.Application, applied []*unstructured.Unstructured) {
 	if err := h.r.compareInto(ctx, h.req.target, app, h.req.proj, h.req.settings, compare.CompareOptions{Applied: applied}); err == nil {
-		h.r.compared.set(app.Name, app.Status.ReconciledAt.Time)
+		h.r.compared.set(h.r.key(app), app.Status.ReconciledAt.Time)
 	}
 }
 
@@ -250,7 +252,7 @@ func (h opHost) Compare(ctx context.Context, app *v1alpha1.Application, applied 
 // comparison in its final write, as a refresh.
 func (h opHost) Ended(app *v1alpha1.Application, compared bool) {
 	if !compared {
-		h.r.refreshes.mark(app.Name, normalRefresh)
+		h.r.refreshes.mark(h.r.key(app), normalRefresh)
 	}
 	h.r.enqueue(app.Namespace, app.Name)
 }

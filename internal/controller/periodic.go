@@ -63,7 +63,7 @@ func onRefreshTick(now time.Time, d time.Duration) time.Duration {
 // lastCompared is when app was last compared: by this controller, or as
 // its status says.
 func (r *Reconciler) lastCompared(app *v1alpha1.Application) (time.Time, bool) {
-	t, ok := r.compared.get(app.Name)
+	t, ok := r.compared.get(r.key(app))
 	if st := app.Status.ReconciledAt; st != nil && st.After(t) {
 		return st.Time, true
 	}

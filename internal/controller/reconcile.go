@@ -47,8 +47,11 @@ type Reconciler struct {
 	// explanation of a stalled sync.
 	provisioners provisioner.Finder
 	// status reads and writes the apps: one pending patch per reconcile.
-	status    *appstatus.Writer
-	opts      Options
+	status *appstatus.Writer
+	opts   Options
+	// ns says which namespaces' apps are reconciled, and names them: the
+	// controller's state of an app is keyed by its instance name (key).
+	ns        application.Namespaces
 	refreshes *refreshSet
 	// parentPace spaces out the refreshes of apps of apps.
 	parentPace *parentPace
@@ -85,6 +88,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	r := &Reconciler{
 		client: c, apiReader: reader, targets: targets,
 		opts:       opts,
+		ns:         opts.namespaces(),
 		metrics:    opts.Metrics,
 		refreshes:  &refreshSet{marks: map[string]refreshKind{}},
 		parentPace: newParentPace(),
@@ -98,23 +102,23 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 		Reader: reader, Apps: c, Now: now, GitFetched: r.metrics.ObserveGitFetch,
 	})
 	r.hydration = newHydration(opts.Hydrator, r.comparer, c, reader, opts.Namespace, func(namespace, name string) {
-		r.refreshes.mark(name, askedRefresh)
+		r.refreshes.mark(r.ns.InstanceName(namespace, name), askedRefresh)
 		r.enqueue(namespace, name)
 	}, now)
 	r.status = appstatus.NewWriter(c, reader, r.recordChanges)
 	r.router = &router{
-		client: c, namespace: opts.Namespace, refreshes: r.refreshes, parentPace: r.parentPace, gates: &gateIndex{},
+		client: c, ns: r.ns, refreshes: r.refreshes, parentPace: r.parentPace, gates: &gateIndex{},
 		targets: targets, installationID: r.installationID,
 	}
 	r.provisioners = provisioner.Finder{Apps: c, Namespace: opts.Namespace, Parent: r.router.trackingOwner, Render: r.renderLocal}
-	r.finalizer = &finalizer{comparer: r.comparer, targets: targets, runs: r.runs, argoParity: opts.ArgoParity, now: now}
+	r.finalizer = &finalizer{comparer: r.comparer, targets: targets, runs: r.runs, argoParity: opts.ArgoParity, now: now, key: r.key}
 	r.runner = &operation.Runner{
 		Registry: r.runs, Targets: r.comparer, Manifests: compare.Manifests{Comparer: r.comparer}, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
 		ArgoParity: opts.ArgoParity, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
 	}
 	r.starter = &starter{
 		client: c, apiReader: reader, status: r.status, runs: r.runs, runner: r.runner, argoParity: opts.ArgoParity,
-		now: now, life: r.life, enqueue: r.enqueue, host: func(req opRequest) operation.Host { return opHost{r: r, req: req} },
+		now: now, life: r.life, enqueue: r.enqueue, key: r.key, host: func(req opRequest) operation.Host { return opHost{r: r, req: req} },
 	}
 	return r
 }
@@ -122,13 +126,17 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 // Reconcile brings one Application's status up to date and starts or
 // resumes its sync operation.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if !r.ns.Enabled(req.Namespace) {
+		return reconcile.Result{}, nil // not an app of this installation
+	}
+	key := r.ns.InstanceName(req.Namespace, req.Name)
 	if r.shards != nil {
-		if !r.shards.Begin(req.Name) {
+		if !r.shards.Begin(key) {
 			return reconcile.Result{}, nil // another replica's
 		}
-		defer r.shards.End(req.Name)
+		defer r.shards.End(key)
 	}
-	log := slog.With("app", req.Name)
+	log := slog.With("app", r.ns.QualifiedName(req.Namespace, req.Name))
 	ctx = logctx.With(ctx, log)
 	r.activity.add()
 	start := time.Now()
@@ -143,11 +151,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			r.status.Forget(req.Name)
-			r.compared.forget(req.Name)
+			r.status.Forget(key)
+			r.compared.forget(key)
 			r.comparer.Forget(req.NamespacedName)
-			r.parentPace.forget(req.Name)
-			r.runs.Stop(req.Name)
+			r.parentPace.forget(key)
+			r.runs.Stop(key)
 			r.metrics.DeleteApp(req.Namespace, req.Name)
 			return reconcile.Result{}, nil
 		}
@@ -155,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	res, err := r.reconcileApp(ctx, app)
 	took := time.Since(start)
-	r.parentPace.observe(req.Name, took)
+	r.parentPace.observe(key, took)
 	r.metrics.ObserveReconcile(req.Namespace, req.Name, metrics.ResultOf(err), took)
 	return res, err
 }
@@ -214,11 +222,17 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 		res, err := r.finalizer.finalize(ctx, app, settings)
 		return res, nil, err
 	}
-	proj, err := getProject(ctx, r.client, app.Namespace, app.Spec.Project)
+	proj, err := getProject(ctx, r.client, r.opts.Namespace, app.Spec.Project)
 	if err != nil {
 		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionInvalidSpecError, err.Error())
 		return reconcile.Result{}, nil, nil
 	}
+	if !r.ns.ProjectPermits(proj, app.Namespace) {
+		// Argo CD's condition: nothing is compared or synced.
+		setCondition(ctx, app, r.now(), v1alpha1.ApplicationConditionUnknownError, application.ProjectNotPermittedError(app, proj.Name).Error())
+		return reconcile.Result{RequeueAfter: settings.ReconcileTimeout}, nil, nil
+	}
+	application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionUnknownError)
 	dest, tgt, err := r.targets.Resolve(ctx, app)
 	if destination.IsError(err) {
 		// A cluster Secret that appears later reconciles the app at once.
@@ -238,9 +252,9 @@ func (r *Reconciler) decide(ctx context.Context, st *appstatus.Patch) (reconcile
 	}
 	application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionInvalidSpecError)
 	req := opRequest{app: app, proj: proj, dest: dest, target: tgt, settings: settings}
-	hydrated, retry := r.hydration.run(ctx, req, r.refreshes.peek(app.Name))
+	hydrated, retry := r.hydration.run(ctx, req, r.refreshes.peek(r.key(app)))
 	if hydrated {
-		r.refreshes.mark(app.Name, askedRefresh) // the sync source moved: read it now
+		r.refreshes.mark(r.key(app), askedRefresh) // the sync source moved: read it now
 	}
 	pause, err := r.refreshIfDue(ctx, st, &req)
 	if err != nil {
@@ -282,7 +296,7 @@ func (r *Reconciler) syncRefreshEvery(app *v1alpha1.Application) time.Duration {
 	if len(app.Status.Resources) < syncRefreshManyObjects {
 		return syncRefreshInterval
 	}
-	return max(syncRefreshInterval, syncRefreshShare*r.compared.tookLast(app.Name))
+	return max(syncRefreshInterval, syncRefreshShare*r.compared.tookLast(r.key(app)))
 }
 
 // refreshIfDue refreshes req.app when that is due, into st. An implicit
@@ -298,10 +312,11 @@ func (r *Reconciler) refreshIfDue(ctx context.Context, st *appstatus.Patch, req 
 	if kind == noRefresh {
 		return 0, nil
 	}
-	last, before := r.compared.get(app.Name)
-	if started, running := r.runs.Since(app.Name); running && before && kind == normalRefresh {
+	key := r.key(app)
+	last, before := r.compared.get(key)
+	if started, running := r.runs.Since(key); running && before && kind == normalRefresh {
 		if pause := r.syncRefreshEvery(app) - r.now().Sub(latest(last, started)); pause > 0 {
-			r.refreshes.mark(app.Name, normalRefresh)
+			r.refreshes.mark(key, normalRefresh)
 			return pause, nil
 		}
 	}
@@ -329,7 +344,7 @@ const (
 
 // needsRefresh decides whether to render and compare again.
 func (r *Reconciler) needsRefresh(app *v1alpha1.Application, s *Settings) refreshKind {
-	kind := r.refreshes.take(app.Name)
+	kind := r.refreshes.take(r.key(app))
 	if app.Annotations[AnnotationRefresh] == "hard" {
 		return hardRefresh
 	}
@@ -386,6 +401,12 @@ func setCondition(ctx context.Context, app *v1alpha1.Application, now time.Time,
 	}
 	application.SetCondition(&app.Status, typ, message, now)
 	logctx.From(ctx).Info("condition", "type", typ, "message", message)
+}
+
+// key is app's key in the controller's state: its instance name, which
+// its objects' tracking gives (router.trackingOwner).
+func (r *Reconciler) key(app *v1alpha1.Application) string {
+	return r.ns.InstanceName(app.Namespace, app.Name)
 }
 
 func (r *Reconciler) enqueue(namespace, name string) {

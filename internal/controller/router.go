@@ -27,8 +27,10 @@ import (
 // its objects' changes, the EndpointSlices of the Services its readiness
 // gates wait on, argocd-cm, its project and the cluster Secrets.
 type router struct {
-	client     client.Client
-	namespace  string
+	client client.Client
+	// ns says which namespaces' apps are the controller's, and names
+	// them: the state below is keyed by an app's instance name.
+	ns         application.Namespaces
 	refreshes  *refreshSet
 	parentPace *parentPace
 	gates      *gateIndex
@@ -62,7 +64,7 @@ func (rt *router) appHandler() handler.EventHandler {
 				// Another writer (a parent app's sync, which writes the
 				// finalizers its Git lists) took away what holds the app
 				// for its deletion hooks: its comparison puts them back.
-				rt.refreshes.mark(e.ObjectNew.GetName(), normalRefresh)
+				rt.refreshes.mark(rt.ns.InstanceName(e.ObjectNew.GetNamespace(), e.ObjectNew.GetName()), normalRefresh)
 			}
 			rt.appChanged(ctx, e.ObjectNew, q, appView(e.ObjectOld) != appView(e.ObjectNew))
 		},
@@ -78,13 +80,17 @@ func (rt *router) appHandler() handler.EventHandler {
 // manages it (a parent in app of apps, paced: see parentPace) and the
 // apps that depend on it.
 func (rt *router) appChanged(_ context.Context, obj client.Object, q queue, relevant bool) {
+	if !rt.ns.Enabled(obj.GetNamespace()) {
+		return // the cache holds every namespace's apps: a glob matches some
+	}
 	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
 	if !relevant {
 		return
 	}
-	if parent := rt.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); parent != "" && parent != obj.GetName() {
+	self := rt.ns.InstanceName(obj.GetNamespace(), obj.GetName())
+	if parent := rt.trackingOwner(obj.GetAnnotations(), obj.GetLabels()); parent != "" && parent != self {
 		rt.refreshes.mark(parent, normalRefresh)
-		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rt.namespace, Name: parent}}
+		req := rt.request(parent)
 		if d := rt.parentPace.delay(parent, time.Now()); d > 0 {
 			q.AddAfter(req, d)
 		} else {
@@ -148,17 +154,14 @@ func (rt *router) dependents(namespace, name string) []string {
 
 // settingsEvents refreshes every app when argocd-cm changes.
 func (rt *router) settingsEvents(ctx context.Context, obj client.Object) []reconcile.Request {
-	if obj.GetName() != SettingsConfigMap {
+	if obj.GetName() != SettingsConfigMap || obj.GetNamespace() != rt.ns.Control {
 		return nil
 	}
-	apps := &v1alpha1.ApplicationList{}
-	if err := rt.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(apps.Items))
-	for i := range apps.Items {
-		rt.refreshes.mark(apps.Items[i].Name, normalRefresh)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+	apps := rt.apps(ctx)
+	reqs := make([]reconcile.Request, 0, len(apps))
+	for i := range apps {
+		rt.refreshes.mark(rt.ns.InstanceName(apps[i].Namespace, apps[i].Name), normalRefresh)
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps[i])})
 	}
 	return reqs
 }
@@ -166,18 +169,35 @@ func (rt *router) settingsEvents(ctx context.Context, obj client.Object) []recon
 // projectEvents reconciles the apps of a project that changed, so a
 // project that permits an app again (or no longer does) takes effect at once.
 func (rt *router) projectEvents(ctx context.Context, obj client.Object) []reconcile.Request {
-	apps := &v1alpha1.ApplicationList{}
-	if err := rt.client.List(ctx, apps, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil
-	}
 	var reqs []reconcile.Request
-	for i := range apps.Items {
-		project := apps.Items[i].Spec.Project
+	for _, app := range rt.apps(ctx) {
+		project := app.Spec.Project
 		if project == obj.GetName() || project == "" && obj.GetName() == "default" {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: apps.Items[i].Name}})
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&app)})
 		}
 	}
 	return reqs
+}
+
+// apps are the controller's apps, from the cache (nil when it cannot list
+// them).
+func (rt *router) apps(ctx context.Context) []v1alpha1.Application {
+	list := &v1alpha1.ApplicationList{}
+	if err := rt.client.List(ctx, list); err != nil {
+		return nil
+	}
+	out := list.Items[:0]
+	for _, app := range list.Items {
+		if rt.ns.Enabled(app.Namespace) {
+			out = append(out, app)
+		}
+	}
+	return out
+}
+
+// request is the reconcile of the app with instance name key.
+func (rt *router) request(key string) reconcile.Request {
+	return reconcile.Request{NamespacedName: rt.ns.ParseInstanceName(key)}
 }
 
 // shardChanged tells the Coordinator of an app event that may move apps:

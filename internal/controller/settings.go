@@ -73,7 +73,7 @@ func parseSettings(data map[string]string, opts Options) (*Settings, error) {
 		return nil, err
 	}
 	cs, err := compare.ParseSettings(data, compare.SettingsOptions{
-		ArgoParity: opts.ArgoParity, HealthLibraryDir: opts.HealthLibraryDir, InstallationID: opts.InstallationID,
+		ArgoParity: opts.ArgoParity, HealthLibraryDir: opts.HealthLibraryDir, InstallationID: opts.InstallationID, Namespace: opts.Namespace,
 	})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/wavecd/wavecd/internal/shard"
@@ -27,9 +26,12 @@ func (r *Reconciler) setupShards(mgr manager.Manager) error {
 		Identity: r.opts.ReplicaID, Duration: duration,
 	}
 	r.shards = shard.NewCoordinator(members, shard.Work{
-		Apps:  r.shardApps,
-		Stop:  r.giveUp,
-		Start: func(name string) { r.enqueue(r.opts.Namespace, name) },
+		Apps: r.shardApps,
+		Stop: r.giveUp,
+		Start: func(key string) {
+			app := r.ns.ParseInstanceName(key)
+			r.enqueue(app.Namespace, app.Name)
+		},
 		Assigned: func(serving, gained, lost int) {
 			r.metrics.SetShardApps(r.opts.ReplicaID, serving)
 			r.metrics.ObserveRebalance(r.opts.ReplicaID, gained, lost)
@@ -45,16 +47,18 @@ func (r *Reconciler) setupShards(mgr manager.Manager) error {
 
 // shardApps lists the apps to assign, each with its pin.
 func (r *Reconciler) shardApps(ctx context.Context) ([]shard.App, error) {
-	return shard.ListApps(ctx, r.client, r.opts.Namespace)
+	return shard.ListApps(ctx, r.client, r.ns)
 }
 
-// giveUp stops this replica's work on app name, which another replica
-// takes: its running sync stops (the new owner resumes it from the saved
-// state), and what the controller remembers of it is dropped.
-func (r *Reconciler) giveUp(name string) {
-	r.runs.StopWait(name)
-	r.status.Forget(name)
-	r.compared.forget(name)
-	r.comparer.Forget(types.NamespacedName{Namespace: r.opts.Namespace, Name: name})
-	r.metrics.DeleteApp(r.opts.Namespace, name)
+// giveUp stops this replica's work on the app of instance name key, which
+// another replica takes: its running sync stops (the new owner resumes it
+// from the saved state), and what the controller remembers of it is
+// dropped.
+func (r *Reconciler) giveUp(key string) {
+	app := r.ns.ParseInstanceName(key)
+	r.runs.StopWait(key)
+	r.status.Forget(key)
+	r.compared.forget(key)
+	r.comparer.Forget(app)
+	r.metrics.DeleteApp(app.Namespace, app.Name)
 }

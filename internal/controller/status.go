@@ -30,8 +30,8 @@ func (r *Reconciler) refresh(ctx context.Context, tgt *destination.Target, app *
 	if err := r.compareInto(ctx, tgt, app, proj, s, compare.CompareOptions{Render: ro}); err != nil {
 		return err
 	}
-	r.compared.set(app.Name, app.Status.ReconciledAt.Time)
-	r.compared.setTook(app.Name, time.Since(start))
+	r.compared.set(r.key(app), app.Status.ReconciledAt.Time)
+	r.compared.setTook(r.key(app), time.Since(start))
 	logctx.From(ctx).Debug("refreshed", "sync", app.Status.Sync.Status, "health", app.Status.Health.Status)
 	return nil
 }
@@ -78,7 +78,7 @@ func (r *Reconciler) compareInto(ctx context.Context, tgt *destination.Target, a
 			application.ClearCondition(&app.Status, v1alpha1.ApplicationConditionRenderWarning)
 		}
 		r.applyComparison(app, cmp, now)
-		r.router.watchGates(ctx, tgt, app.Name, cmp.Gates)
+		r.router.watchGates(ctx, tgt, r.key(app), cmp.Gates)
 		r.checkOrphans(ctx, tgt, app, proj, now)
 	}
 	fields := render.UnsupportedFields(app)

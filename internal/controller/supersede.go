@@ -39,11 +39,11 @@ func (sr *starter) supersedes(app *v1alpha1.Application, syncing string) bool {
 // supersedeIfNewRevision asks app's running sync to stop when a new
 // revision supersedes it.
 func (sr *starter) supersedeIfNewRevision(ctx context.Context, app *v1alpha1.Application) {
-	if !sr.supersedes(app, sr.runs.Revision(app.Name)) {
+	if !sr.supersedes(app, sr.runs.Revision(sr.key(app))) {
 		return
 	}
-	if sr.runs.Supersede(app.Name) {
+	if sr.runs.Supersede(sr.key(app)) {
 		logctx.From(ctx).Info("a new revision supersedes the running sync; it stops at its next safe point",
-			"running", sr.runs.Revision(app.Name), "new", app.Status.Sync.Revision)
+			"running", sr.runs.Revision(sr.key(app)), "new", app.Status.Sync.Revision)
 	}
 }

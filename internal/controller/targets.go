@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/logctx"
 )
 
@@ -29,15 +28,12 @@ func (rt *router) clusterEvents(ctx context.Context, obj client.Object) []reconc
 	}
 	server := strings.TrimRight(strings.TrimSpace(string(s.Data["server"])), "/")
 	name := strings.TrimSpace(string(s.Data["name"]))
-	apps := &v1alpha1.ApplicationList{}
-	if err := rt.client.List(ctx, apps, client.InNamespace(rt.namespace)); err != nil {
-		return nil
-	}
+	apps := rt.apps(ctx)
 	var reqs []reconcile.Request
-	for i := range apps.Items {
-		d := apps.Items[i].Spec.Destination
+	for i := range apps {
+		d := apps[i].Spec.Destination
 		if (d.Server != "" && strings.TrimRight(d.Server, "/") == server) || (d.Name != "" && d.Name == name) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps[i])})
 		}
 	}
 	return reqs

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -39,11 +38,11 @@ func (rt *router) managedEvents(_ context.Context, obj client.Object) []reconcil
 		return nil
 	}
 	rt.refreshes.mark(owner, normalRefresh)
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rt.namespace, Name: owner}}}
+	return []reconcile.Request{rt.request(owner)}
 }
 
 // trackingOwner returns the app of this installation an object's
-// tracking names.
+// tracking names, by its instance name.
 func (rt *router) trackingOwner(annotations, labels map[string]string) string {
 	return kube.NamedApp(rt.installationID(), annotations, labels)
 }

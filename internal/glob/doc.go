@@ -12,5 +12,8 @@
 // sync windows (internal/syncwindow), orphaned-resource ignore rules
 // (internal/project), resource customization keys (internal/health) and
 // `wavecd app sync --resource` patterns (internal/appclient) are plain
-// Match. RBAC policies have their own matching (internal/rbac).
+// Match; the namespaces Applications may live in (application.namespaces
+// and an AppProject's sourceNamespaces, internal/application) are
+// MatchList, where `/.../` is a regular expression. RBAC policies have
+// their own matching (internal/rbac).
 package glob

@@ -1,6 +1,7 @@
 package glob
 
 import (
+	"regexp"
 	"strings"
 	stdsync "sync"
 
@@ -64,4 +65,52 @@ func Negatable(pattern, value string, separators ...rune) bool {
 		return !Match(pattern[1:], value, separators...)
 	}
 	return pattern == "*" || Match(pattern, value, separators...)
+}
+
+// MatchList reports whether value matches one of patterns, as Argo CD
+// matches its lists of namespaces (application.namespaces, an
+// AppProject's sourceNamespaces): a pattern wrapped in `/` is a regular
+// expression (Go's RE2 syntax, matched anywhere in value unless anchored),
+// any other a glob.
+func MatchList(patterns []string, value string) bool {
+	for _, p := range patterns {
+		if len(p) > 2 && strings.HasPrefix(p, "/") && strings.HasSuffix(p, "/") {
+			if re, err := compileRegexp(p[1 : len(p)-1]); err == nil && re.MatchString(value) {
+				return true
+			}
+			continue
+		}
+		if Match(p, value) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsLiteral reports a pattern of MatchList that matches one value only,
+// itself.
+func IsLiteral(pattern string) bool {
+	return !strings.ContainsAny(pattern, `*?[]{}\/!`)
+}
+
+var regexps = struct {
+	stdsync.Mutex
+	m map[string]*regexp.Regexp
+}{m: map[string]*regexp.Regexp{}}
+
+func compileRegexp(expr string) (*regexp.Regexp, error) {
+	regexps.Lock()
+	defer regexps.Unlock()
+	if re, ok := regexps.m[expr]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if len(regexps.m) >= maxCached {
+		clear(regexps.m)
+	}
+	regexps.m[expr] = re
+	return re, nil
 }

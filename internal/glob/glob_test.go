@@ -75,3 +75,37 @@ func TestResourceCustomizationKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestMatchList(t *testing.T) {
+	tests := map[string]struct {
+		patterns []string
+		value    string
+		want     bool
+	}{
+		"none":                      {nil, "team-a", false},
+		"a literal":                 {[]string{"team-a"}, "team-a", true},
+		"another literal":           {[]string{"team-b"}, "team-a", false},
+		"a glob":                    {[]string{"other", "team-*"}, "team-a", true},
+		"a regexp":                  {[]string{"/^team-[a-c]$/"}, "team-b", true},
+		"a regexp's miss":           {[]string{"/^team-[a-c]$/"}, "team-d", false},
+		"an unanchored regexp":      {[]string{"/team/"}, "my-team-a", true},
+		"a broken regexp":           {[]string{"/team-(/"}, "team-(", false},
+		"slashes alone are a glob":  {[]string{"//"}, "//", true},
+		"a star matches all of one": {[]string{"*"}, "anything", true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := MatchList(tc.patterns, tc.value); got != tc.want {
+				t.Errorf("MatchList(%q, %q) = %v, want %v", tc.patterns, tc.value, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIsLiteral(t *testing.T) {
+	for pattern, want := range map[string]bool{"team-a": true, "team-*": false, "/team/": false, "team-[ab]": false, "{a,b}": false} {
+		if got := IsLiteral(pattern); got != want {
+			t.Errorf("IsLiteral(%q) = %v, want %v", pattern, got, want)
+		}
+	}
+}

@@ -58,11 +58,19 @@ type Options struct {
 	// controller's): the controller reads and watches the apps there
 	// instead of keeping a copy of each of its own.
 	Apps cache.Cache
+	// AppNamespaces, with Apps, says which namespaces' apps in it are
+	// notified about (apps in any namespace), with the settings and
+	// projects of Namespace; nil: Namespace's alone.
+	AppNamespaces func(namespace string) bool
 }
 
 func (o *Options) defaults() {
 	if o.Namespace == "" {
 		o.Namespace = "argocd"
+	}
+	if o.AppNamespaces == nil {
+		ns := o.Namespace
+		o.AppNamespaces = func(n string) bool { return n == ns }
 	}
 	if o.Resync == 0 {
 		o.Resync = DefaultResync

@@ -23,6 +23,9 @@ import (
 // appChanged queues the app and, once notifications are configured, the
 // apps of apps above it, whose wavecd.Bootstrap() reads it.
 func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue) {
+	if !r.opts.AppNamespaces(obj.GetNamespace()) {
+		return
+	}
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 	if !r.configured.Load() {
 		return
@@ -52,18 +55,21 @@ func (r *reconciler) appChanged(ctx context.Context, obj client.Object, q queue)
 	}
 }
 
-// settingsChanged queues every app of the namespace when
-// argocd-notifications-cm appears or changes.
+// settingsChanged queues every app when argocd-notifications-cm appears
+// or changes.
 func (r *reconciler) settingsChanged(ctx context.Context, obj client.Object, q queue) {
 	if obj.GetName() != ConfigMapName || obj.GetNamespace() != r.opts.Namespace {
 		return
 	}
-	apps, err := r.apps(ctx, obj.GetNamespace())
+	apps, err := r.apps(ctx, "")
 	if err != nil {
 		logctx.From(ctx).WarnContext(ctx, "applications not listed for the new notification settings", "err", err)
 		return
 	}
 	for _, a := range apps {
+		if !r.opts.AppNamespaces(a.Namespace) {
+			continue
+		}
 		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(a)})
 	}
 }
@@ -109,7 +115,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	cfg, err := r.loadConfig(ctx, req.Namespace)
+	cfg, err := r.loadConfig(ctx, r.opts.Namespace)
 	if err != nil {
 		return again, err
 	}
@@ -199,7 +205,7 @@ func (r *reconciler) env(ctx context.Context, app *v1alpha1.Application) Env {
 func (r *reconciler) project(ctx context.Context, app *v1alpha1.Application) *unstructured.Unstructured {
 	p := &unstructured.Unstructured{}
 	p.SetGroupVersionKind(projectGVK)
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: cmp.Or(app.Spec.Project, "default")}, p); err != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: cmp.Or(app.Spec.Project, "default")}, p); err != nil {
 		return nil
 	}
 	return p

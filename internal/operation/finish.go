@@ -25,7 +25,7 @@ func (rn *Runner) finish(ctx context.Context, req Request, host Host, opState *v
 	opState.SyncResult = syncResult(st, out.revision, app)
 	opState.WavecdState = nil
 	snapshot := opState.DeepCopy()
-	err := rn.save(ctx, app.Name, func(a *v1alpha1.Application) {
+	err := rn.save(ctx, app, func(a *v1alpha1.Application) {
 		a.Status.OperationState = snapshot
 		a.Operation = nil
 		markStalled(&a.Status, st, rn.Now())

@@ -42,13 +42,13 @@ func (rn *Runner) retry(ctx context.Context, app *v1alpha1.Application, opState 
 	opState.Message = fmt.Sprintf("Retrying attempt #%d at %s: %s", opState.RetryCount, rn.Now().Add(wait).Format("15:04:05"), st.Message)
 	opState.WavecdState = nil
 	snapshot := opState.DeepCopy()
-	if err := rn.save(ctx, app.Name, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
+	if err := rn.save(ctx, app, func(a *v1alpha1.Application) { a.Status.OperationState = snapshot }); err != nil {
 		logctx.From(ctx).Warn("save retry", "err", err)
 	}
 	select {
 	case <-ctx.Done():
 		return false
-	case <-rn.Registry.stopChan(app.Name):
+	case <-rn.Registry.stopChan(rn.key(app)):
 		return false
 	case <-time.After(wait):
 		return true

@@ -34,7 +34,8 @@ type Runner struct {
 	Status *appstatus.Writer
 	// APIReader reads the API server itself: whether it answers.
 	APIReader client.Reader
-	// Namespace is the Applications' namespace.
+	// Namespace is the control namespace: apps elsewhere are known by
+	// their instance name (application.Namespaces).
 	Namespace string
 	Now       func() time.Time
 	// ArgoParity syncs as Argo CD does where wavecd differs.
@@ -84,7 +85,7 @@ func (rn *Runner) Run(ctx context.Context, req Request, host Host) {
 	app := req.App
 	compared := false
 	defer func() {
-		rn.Registry.Done(app.Name)
+		rn.Registry.Done(rn.key(app))
 		host.Ended(app, compared)
 	}()
 	if !rn.Registry.acquire(ctx) {
@@ -112,7 +113,7 @@ func (rn *Runner) Run(ctx context.Context, req Request, host Host) {
 			st.Phase, st.Message = v1alpha1.OperationFailed, err.Error()
 		}
 		if st.Phase == v1alpha1.OperationSucceeded || out.stopped || !rn.retry(ctx, app, opState, st) {
-			if closed(rn.Registry.stopChan(app.Name)) && !out.stopped {
+			if closed(rn.Registry.stopChan(rn.key(app))) && !out.stopped {
 				out.stopped = true
 				st.Message = "stopped: superseded by a new revision while waiting to retry: " + st.Message
 			}
@@ -153,7 +154,7 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	}
 	revision := target.Revision
 	out.revision = revision
-	rn.Registry.syncing(app.Name, revision)
+	rn.Registry.syncing(rn.key(app), revision)
 	desired, live := selectResources(op.Resources, target.Desired, target.Live)
 	opts, err := rn.syncOptions(req, op, revision)
 	if err != nil {
@@ -221,7 +222,7 @@ func (rn *Runner) syncOptions(req Request, op *v1alpha1.SyncOperation, revision 
 	}
 	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
 	return wsync.Options{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Revision: revision, Tracking: s.Tracking,
+		AppName: s.TrackingOf(app).AppName, Namespace: app.Spec.Destination.Namespace, Revision: revision, Tracking: s.Tracking,
 		InstallationID: s.InstallationID,
 		Sync:           so, Prune: op.Prune, AllowEmpty: allowEmpty || !automated(app), DryRun: op.DryRun,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,

@@ -25,7 +25,8 @@ import (
 // caught up with that write (a sync saving its steps in quick
 // succession), the next write starts from it instead of reading the API
 // server.
-func (rn *Runner) save(ctx context.Context, name string, update func(app *v1alpha1.Application)) error {
+func (rn *Runner) save(ctx context.Context, app *v1alpha1.Application, update func(app *v1alpha1.Application)) error {
+	name := rn.key(app)
 	if w := rn.Registry.pending(name); w != nil {
 		combined, err := w.Write(ctx, update)
 		if err != nil {
@@ -35,13 +36,18 @@ func (rn *Runner) save(ctx context.Context, name string, update func(app *v1alph
 			return nil
 		}
 	}
-	key := client.ObjectKey{Namespace: rn.Namespace, Name: name}
+	key := client.ObjectKey{Namespace: app.Namespace, Name: app.Name}
 	written, err := rn.Status.UpdateFrom(ctx, key, rn.Registry.lastWritten(name), update)
 	if err != nil {
 		return fmt.Errorf("write operation state of %s: %w", name, err)
 	}
 	rn.Registry.Wrote(name, written)
 	return nil
+}
+
+// key is app's key in the Registry: its instance name.
+func (rn *Runner) key(app *v1alpha1.Application) string {
+	return application.Namespaces{Control: rn.Namespace}.InstanceName(app.Namespace, app.Name)
 }
 
 // saveProgress saves a running sync's state st: what a new controller
@@ -52,7 +58,7 @@ func (rn *Runner) saveProgress(ctx context.Context, app *v1alpha1.Application, o
 	opState.SyncResult = syncResult(st, revision, app)
 	opState.WavecdState = encodeState(st)
 	snapshot := opState.DeepCopy()
-	err := rn.save(ctx, app.Name, func(a *v1alpha1.Application) {
+	err := rn.save(ctx, app, func(a *v1alpha1.Application) {
 		a.Status.OperationState = snapshot
 		markStalled(&a.Status, st, rn.Now())
 	})

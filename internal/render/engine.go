@@ -79,6 +79,10 @@ type AppOptions struct {
 	Kustomize KustomizeSettings
 	// Limits bound what the app's sources read and produce.
 	Limits Limits
+	// InstanceName is the app's name in tracking and in
+	// $ARGOCD_APP_NAME: `<namespace>_<name>` for an app outside the
+	// control namespace (default: its name).
+	InstanceName string
 }
 
 // RenderApp renders every source of app for a destination with caps.
@@ -107,7 +111,7 @@ func (e *Engine) RenderAppWith(ctx context.Context, app *v1alpha1.Application, o
 			continue
 		}
 		req := &Request{
-			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src,
+			AppName: cmp.Or(opts.InstanceName, app.Name), Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Source: src,
 			Tree: checked.trees[i], Refs: checked.refs, Capabilities: opts.Capabilities, Fresh: opts.Fresh, Kustomize: opts.Kustomize, Limits: opts.Limits,
 		}
 		res, err := e.Render(ctx, req)

@@ -192,7 +192,7 @@ func (h *Helm) template(ctx context.Context, req *Request, opts *v1alpha1.Applic
 	inst := action.NewInstall(action.NewConfiguration())
 	inst.DryRunStrategy = action.DryRunClient
 	inst.Replace = true
-	inst.ReleaseName = firstNonEmpty(opts.ReleaseName, req.AppName)
+	inst.ReleaseName = firstNonEmpty(opts.ReleaseName, appNameOf(req.AppName))
 	inst.Namespace = firstNonEmpty(opts.Namespace, req.Namespace, defaultNamespace)
 	inst.IncludeCRDs = !opts.SkipCrds
 	inst.SkipSchemaValidation = opts.SkipSchemaValidation
@@ -291,4 +291,12 @@ func chartFile(c *chart.Chart, name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// appNameOf is the name part of an instance name (`<namespace>_<name>`).
+func appNameOf(instance string) string {
+	if _, name, ok := strings.Cut(instance, "_"); ok {
+		return name
+	}
+	return instance
 }

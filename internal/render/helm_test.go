@@ -73,6 +73,9 @@ func TestHelmMatchesHelmTemplate(t *testing.T) {
 		"defaults": {
 			app: "shop", helmArgs: []string{"--include-crds"},
 		},
+		"an app outside the control namespace is released by its name": {
+			app: "team-a_shop", helmArgs: []string{"--include-crds"},
+		},
 		"release name and namespace": {
 			app: "shop", ns: "team-a",
 			helm:     &v1alpha1.ApplicationSourceHelm{ReleaseName: "web-prod", Namespace: "override"},
@@ -152,7 +155,9 @@ func helmTemplate(t *testing.T, fixture string, req *Request, extra []string) []
 	if h == nil {
 		h = &v1alpha1.ApplicationSourceHelm{}
 	}
-	args := []string{"template", firstNonEmpty(h.ReleaseName, req.AppName), ".",
+	// Argo CD releases an app of another namespace by its name alone.
+	_, name, _ := strings.Cut(req.AppName, "_")
+	args := []string{"template", firstNonEmpty(h.ReleaseName, name, req.AppName), ".",
 		"--namespace", firstNonEmpty(h.Namespace, req.Namespace, "default")}
 	if !containsFlag(extra, "--kube-version") {
 		args = append(args, "--kube-version", req.Capabilities.KubeVersion)

@@ -57,7 +57,9 @@ func apiVersionsDigest(apiVersions []string) string {
 
 // Request is one source to render.
 type Request struct {
-	// AppName is the Application's name (Helm's default release name).
+	// AppName is the Application's instance name ($ARGOCD_APP_NAME):
+	// its name, or `<namespace>_<name>` outside the control namespace;
+	// the name alone is Helm's default release name, as in Argo CD.
 	AppName string
 	// Namespace is the destination namespace.
 	Namespace string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/appclient"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/auth"
 	"github.com/wavecd/wavecd/internal/diff"
 	"github.com/wavecd/wavecd/internal/rbac"
@@ -35,6 +36,11 @@ type Differ interface {
 type APIOptions struct {
 	// Namespace holds the Applications, AppProjects and settings.
 	Namespace string
+	// ApplicationNamespaces are more namespaces whose Applications are
+	// served (Argo CD's application.namespaces: globs, or regular
+	// expressions between slashes); requests name them with
+	// ?appNamespace=, and RBAC knows their apps as PROJECT/NAMESPACE/NAME.
+	ApplicationNamespaces []string
 	// Kube reads and writes the cluster directly (no cache), with a scheme
 	// that knows the core and argoproj.io types.
 	Kube client.WithWatch
@@ -258,9 +264,15 @@ func (a *API) enforcer(ctx context.Context) (*rbac.Enforcer, error) {
 	return rbac.New(cfg, policies...), nil
 }
 
-// appObject is the RBAC object of an app: PROJECT/NAME.
-func appObject(app *v1alpha1.Application) string {
-	return app.Spec.Project + "/" + app.Name
+// appObject is the RBAC object of an app, as Argo CD names it:
+// PROJECT/NAME in the control namespace, PROJECT/NAMESPACE/NAME in another.
+func (a *API) appObject(app *v1alpha1.Application) string {
+	return app.Spec.Project + "/" + a.namespaces().QualifiedName(app.Namespace, app.Name)
+}
+
+// namespaces is where the served Applications live.
+func (a *API) namespaces() application.Namespaces {
+	return application.Namespaces{Control: a.opts.Namespace, Patterns: a.opts.ApplicationNamespaces}
 }
 
 // permissionDenied is the 403 Argo CD returns, naming what was refused.
@@ -268,9 +280,38 @@ func permissionDenied(resource, action, object string, s *session) error {
 	return fmt.Errorf("permission denied: %s, %s, %s, sub: %s", resource, action, object, s.claims.Subject)
 }
 
-// appClient is an appclient.Client acting as the session's user.
+// linkNamespace is what the UI's links carry of namespace ns: nothing for
+// the control namespace, ns for another.
+func (a *API) linkNamespace(ns string) string {
+	if ns == a.opts.Namespace {
+		return ""
+	}
+	return ns
+}
+
+// appClient is an appclient.Client of the control namespace acting as the
+// session's user.
 func (a *API) appClient(s *session) *appclient.Client {
-	return &appclient.Client{Kube: a.opts.Kube, Namespace: a.opts.Namespace, Username: s.username()}
+	return a.appClientIn(s, a.opts.Namespace)
+}
+
+// appClientIn is appClient for the apps of namespace ns.
+func (a *API) appClientIn(s *session, ns string) *appclient.Client {
+	return &appclient.Client{Kube: a.opts.Kube, Namespace: ns, Username: s.username()}
+}
+
+// appNamespace is the namespace of the app a request names: its
+// ?appNamespace=, else the control namespace. A namespace not served is
+// Argo CD's "namespace '...' is not permitted".
+func (a *API) appNamespace(r *http.Request) (string, error) {
+	ns := r.URL.Query().Get("appNamespace")
+	if ns == "" {
+		return a.opts.Namespace, nil
+	}
+	if !a.namespaces().Enabled(ns) {
+		return "", application.NamespaceNotEnabledError(ns)
+	}
+	return ns, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

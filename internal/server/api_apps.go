@@ -51,21 +51,35 @@ func (a *API) visibleApps(ctx context.Context, s *session, f appclient.List) (*a
 	return a.allowedApps(ctx, s, enf, f)
 }
 
-// allowedApps lists the apps s may get by enf.
+// allowedApps lists the apps s may get by enf, of every namespace served
+// (f.Client unset) or of f.Client's.
 func (a *API) allowedApps(ctx context.Context, s *session, enf *rbac.Enforcer, f appclient.List) (*appclient.ListResult, error) {
-	f.Client = a.appClient(s)
+	if f.Client == nil {
+		f.Client = a.listClient(s)
+	}
 	res, err := f.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return allowed(s, enf, res), nil
+	return a.allowed(s, enf, res), nil
 }
 
-// allowed keeps the apps of res that s may get by enf.
-func allowed(s *session, enf *rbac.Enforcer, res *appclient.ListResult) *appclient.ListResult {
+// listClient is the client that lists the apps of every namespace served:
+// the control namespace's, or every namespace's when there are others
+// (allowed keeps those served).
+func (a *API) listClient(s *session) *appclient.Client {
+	if len(a.opts.ApplicationNamespaces) == 0 {
+		return a.appClient(s)
+	}
+	return a.appClientIn(s, "")
+}
+
+// allowed keeps the apps of res that are served and that s may get by enf.
+func (a *API) allowed(s *session, enf *rbac.Enforcer, res *appclient.ListResult) *appclient.ListResult {
 	out := &appclient.ListResult{}
+	ns := a.namespaces()
 	for i := range res.Apps {
-		if enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(&res.Apps[i])) {
+		if ns.Enabled(res.Apps[i].Namespace) && enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, a.appObject(&res.Apps[i])) {
 			out.Apps = append(out.Apps, res.Apps[i])
 			out.Raw = append(out.Raw, res.Raw[i])
 		}
@@ -73,9 +87,19 @@ func allowed(s *session, enf *rbac.Enforcer, res *appclient.ListResult) *appclie
 	return out
 }
 
-// listApps is GET /api/v1/applications: the apps the user may get.
+// listApps is GET /api/v1/applications: the apps the user may get, of
+// every namespace served, or of ?appNamespace=.
 func (a *API) listApps(w http.ResponseWriter, r *http.Request, s *session) {
-	res, err := a.visibleApps(r.Context(), s, listFilter(r))
+	f := listFilter(r)
+	if r.URL.Query().Get("appNamespace") != "" {
+		ns, err := a.appNamespace(r)
+		if err != nil {
+			writeError(w, http.StatusForbidden, err)
+			return
+		}
+		f.Client = a.appClientIn(s, ns)
+	}
+	res, err := a.visibleApps(r.Context(), s, f)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -101,16 +125,22 @@ func cleanApp(u *unstructured.Unstructured) map[string]any {
 // names do not leak.
 func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, action string) (*v1alpha1.Application, *unstructured.Unstructured, *rbac.Enforcer) {
 	name := r.PathValue("name")
+	ns, err := a.appNamespace(r)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return nil, nil, nil
+	}
 	enf, err := a.enforcer(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return nil, nil, nil
 	}
-	raw, err := a.appClient(s).GetRaw(r.Context(), name)
+	raw, err := a.appClientIn(s, ns).GetRaw(r.Context(), name)
 	var nf *application.NotFoundError
 	if errors.As(err, &nf) {
-		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, "*/"+name) {
-			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, "*/"+name, s))
+		object := "*/" + a.namespaces().QualifiedName(ns, name)
+		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, object) {
+			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, object, s))
 			return nil, nil, nil
 		}
 		writeError(w, http.StatusNotFound, err)
@@ -125,8 +155,8 @@ func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, 
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("decode application %q: %w", name, err))
 		return nil, nil, nil
 	}
-	if !enf.Allowed(s.subject(), rbac.ResourceApplications, action, appObject(app)) {
-		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, appObject(app), s))
+	if !enf.Allowed(s.subject(), rbac.ResourceApplications, action, a.appObject(app)) {
+		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, a.appObject(app), s))
 		return nil, nil, nil
 	}
 	return app, raw, enf
@@ -147,7 +177,7 @@ func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 		var err error
-		if raw, err = a.refresh(r.Context(), s, app.Name, t); err != nil {
+		if raw, err = a.refresh(r.Context(), s, app, t); err != nil {
 			writeError(w, statusOf(err), err)
 			return
 		}
@@ -157,12 +187,13 @@ func (a *API) getApp(w http.ResponseWriter, r *http.Request, s *session) {
 
 // refresh sets the refresh annotation and waits until the controller
 // removes it, or RefreshWait passes; it returns the app as last read.
-func (a *API) refresh(ctx context.Context, s *session, name string, t application.RefreshType) (*unstructured.Unstructured, error) {
+func (a *API) refresh(ctx context.Context, s *session, app *v1alpha1.Application, t application.RefreshType) (*unstructured.Unstructured, error) {
+	name := app.Name
 	r := application.AnnotationRefresher{Client: a.opts.Kube}
-	if err := r.Refresh(ctx, a.opts.Namespace, name, t); err != nil {
+	if err := r.Refresh(ctx, app.Namespace, name, t); err != nil {
 		return nil, err
 	}
-	c := a.appClient(s)
+	c := a.appClientIn(s, app.Namespace)
 	deadline := time.Now().Add(a.opts.RefreshWait)
 	for {
 		raw, err := c.GetRaw(ctx, name)
@@ -208,11 +239,11 @@ func (a *API) syncApp(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	if req.Manifests != nil && !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionOverride, appObject(app)) {
-		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, rbac.ActionOverride, appObject(app), s))
+	if req.Manifests != nil && !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionOverride, a.appObject(app)) {
+		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, rbac.ActionOverride, a.appObject(app), s))
 		return
 	}
-	action := &appclient.Sync{Client: a.appClient(s), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun,
+	action := &appclient.Sync{Client: a.appClientIn(s, app.Namespace), Name: app.Name, Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun,
 		Retry: req.RetryStrategy, Resources: req.Resources, Manifests: req.Manifests}
 	if req.SyncOptions != nil {
 		action.SyncOptions = req.SyncOptions.Items
@@ -250,7 +281,7 @@ func (a *API) rollbackApp(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	written, err := (&appclient.Rollback{Client: a.appClient(s), Name: app.Name, ID: req.ID, Prune: req.Prune, DryRun: req.DryRun}).Run(r.Context())
+	written, err := (&appclient.Rollback{Client: a.appClientIn(s, app.Namespace), Name: app.Name, ID: req.ID, Prune: req.Prune, DryRun: req.DryRun}).Run(r.Context())
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -274,7 +305,7 @@ func (a *API) deleteApp(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	err := (&appclient.Delete{Client: a.appClient(s), Name: app.Name, Cascade: cascade, Propagation: q.Get("propagationPolicy")}).Run(r.Context())
+	err := (&appclient.Delete{Client: a.appClientIn(s, app.Namespace), Name: app.Name, Cascade: cascade, Propagation: q.Get("propagationPolicy")}).Run(r.Context())
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -19,15 +20,15 @@ import (
 
 // appTree reads app's tree of child Applications, leaving out children s
 // may not get by enf.
-func (a *API) appTree(ctx context.Context, s *session, enf *rbac.Enforcer, name string) (*appclient.AppTree, error) {
-	t, err := (&appclient.Get{Client: a.appClient(s), Name: name}).Run(ctx)
+func (a *API) appTree(ctx context.Context, s *session, enf *rbac.Enforcer, app types.NamespacedName) (*appclient.AppTree, error) {
+	t, err := (&appclient.Get{Client: a.appClientIn(s, app.Namespace), Name: app.Name}).Run(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var prune func(t *appclient.AppTree)
 	prune = func(t *appclient.AppTree) {
 		for name, child := range t.Children {
-			if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(child.App)) {
+			if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, a.appObject(child.App)) {
 				delete(t.Children, name)
 				continue
 			}
@@ -40,12 +41,12 @@ func (a *API) appTree(ctx context.Context, s *session, enf *rbac.Enforcer, name 
 
 // buildTree returns the resource tree of the app, without the child apps s
 // may not get by enf.
-func (a *API) buildTree(ctx context.Context, s *session, enf *rbac.Enforcer, name string) (*appclient.ApplicationTree, error) {
-	t, err := a.appTree(ctx, s, enf, name)
+func (a *API) buildTree(ctx context.Context, s *session, enf *rbac.Enforcer, app types.NamespacedName) (*appclient.ApplicationTree, error) {
+	t, err := a.appTree(ctx, s, enf, app)
 	if err != nil {
 		return nil, err
 	}
-	return (&appclient.ResourceTree{Client: a.appClient(s)}).Build(ctx, t)
+	return (&appclient.ResourceTree{Client: a.appClientIn(s, app.Namespace)}).Build(ctx, t)
 }
 
 // resourceTree is GET /api/v1/applications/{name}/resource-tree.
@@ -54,7 +55,7 @@ func (a *API) resourceTree(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	tree, err := a.buildTree(r.Context(), s, enf, app.Name)
+	tree, err := a.buildTree(r.Context(), s, enf, client.ObjectKeyFromObject(app))
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -189,7 +190,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	ns, name, uid := app.Namespace, app.Name, string(app.UID)
 	if rn := q.Get("resourceName"); rn != "" {
-		tree, err := a.buildTree(r.Context(), s, enf, app.Name)
+		tree, err := a.buildTree(r.Context(), s, enf, client.ObjectKeyFromObject(app))
 		if err != nil {
 			writeError(w, statusOf(err), err)
 			return

@@ -33,15 +33,17 @@ type streamEvent struct {
 
 // streamFilter is what a stream client asked for.
 type streamFilter struct {
-	name     string
-	projects []string
-	selector labels.Selector
+	// namespace is the apps' namespace ("": every namespace served).
+	namespace string
+	name      string
+	projects  []string
+	selector  labels.Selector
 }
 
 // streamApps is GET /api/v1/stream/applications: server-sent events, one
 // `data: {"result":{"type":...,"application":{...}}}` per change of an app
-// the user may get (ADDED for each app first), filtered by name, projects
-// and selector. It ends when the session ends (logout or expiry).
+// the user may get (ADDED for each app first), of every namespace served
+// or of appNamespace, filtered by name, projects and selector. It ends when the session ends (logout or expiry).
 func (a *API) streamApps(w http.ResponseWriter, r *http.Request, s *session) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -58,6 +60,14 @@ func (a *API) streamApps(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	filter := streamFilter{name: r.URL.Query().Get("name"), projects: f.Projects, selector: sel}
+	if r.URL.Query().Get("appNamespace") != "" || len(a.opts.ApplicationNamespaces) == 0 {
+		ns, err := a.appNamespace(r)
+		if err != nil {
+			writeError(w, http.StatusForbidden, err)
+			return
+		}
+		filter.namespace = ns
+	}
 	// The stream outlives the server's write timeout.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -112,7 +122,7 @@ func (st *appStream) watch(ctx context.Context, resourceVersion string) (watch.I
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind + "List"))
 	opts := &client.ListOptions{
-		Namespace: st.api.opts.Namespace, LabelSelector: st.filter.selector,
+		Namespace: st.filter.namespace, LabelSelector: st.filter.selector,
 		Raw: &metav1.ListOptions{ResourceVersion: resourceVersion},
 	}
 	if st.filter.name != "" {
@@ -169,6 +179,9 @@ func (st *appStream) send(ctx context.Context, t watch.EventType, u *unstructure
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, app); err != nil {
 		return nil //nolint:nilerr // not an app we can read; skip it
 	}
+	if !st.api.namespaces().Enabled(app.Namespace) {
+		return nil
+	}
 	if len(st.filter.projects) > 0 && !slices.Contains(st.filter.projects, app.Spec.Project) {
 		return nil
 	}
@@ -179,7 +192,7 @@ func (st *appStream) send(ctx context.Context, t watch.EventType, u *unstructure
 		}
 		st.enf, st.enfLoaded = enf, time.Now()
 	}
-	if !st.enf.Allowed(st.s.subject(), rbac.ResourceApplications, rbac.ActionGet, appObject(app)) {
+	if !st.enf.Allowed(st.s.subject(), rbac.ResourceApplications, rbac.ActionGet, st.api.appObject(app)) {
 		return nil
 	}
 	var ev streamEvent

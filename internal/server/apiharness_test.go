@@ -85,6 +85,8 @@ type harnessOptions struct {
 	limiter    *auth.Limiter
 	// namespace reuses a namespace instead of creating one.
 	namespace string
+	// appNamespaces are more namespaces whose apps are served.
+	appNamespaces []string
 }
 
 func newAPIHarness(t testing.TB, o harnessOptions) *apiHarness {
@@ -118,7 +120,7 @@ func newAPIHarness(t testing.TB, o harnessOptions) *apiHarness {
 	h := &apiHarness{t: t, ns: ns, kube: kube, insecure: !o.tls, bodies: &lockedBuffer{}}
 	h.settings()
 	srv, err := server.NewAPIServer(t.Context(), env.Config, server.APIServerOptions{
-		Namespace: ns, Insecure: !o.tls, SessionTTL: o.sessionTTL, Differ: o.differ, Limiter: o.limiter,
+		Namespace: ns, ApplicationNamespaces: o.appNamespaces, Insecure: !o.tls, SessionTTL: o.sessionTTL, Differ: o.differ, Limiter: o.limiter,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,9 @@ type APIServerOptions struct {
 	Addr string
 	// Namespace holds the Applications and settings (default argocd).
 	Namespace string
+	// ApplicationNamespaces are more namespaces whose Applications are
+	// served (APIOptions.ApplicationNamespaces).
+	ApplicationNamespaces []string
 	// Insecure serves plain HTTP instead of HTTPS.
 	Insecure bool
 	// SessionTTL is the lifetime of session tokens (default 24h).
@@ -67,7 +70,7 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		}
 	}
 	api, err := NewAPI(APIOptions{
-		Namespace: o.Namespace, Kube: kube, Differ: o.Differ, Secure: !o.Insecure,
+		Namespace: o.Namespace, ApplicationNamespaces: o.ApplicationNamespaces, Kube: kube, Differ: o.Differ, Secure: !o.Insecure,
 		Auth: auth.New(auth.Options{Settings: store, SessionTTL: o.SessionTTL, Limiter: o.Limiter}),
 	})
 	if err != nil {
@@ -82,10 +85,15 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		return nil, err
 	}
 	opts.Webhook = NewWebhook(WebhookOptions{
-		Apps:         application.Lister{Reader: kube, Namespaces: []string{o.Namespace}},
+		Apps:         appLister(kube, application.Namespaces{Control: o.Namespace, Patterns: o.ApplicationNamespaces}),
 		Refresher:    application.AnnotationRefresher{Client: kube},
 		Secrets:      SettingsSecret{Reader: kube, Namespace: o.Namespace},
 		MaxBodyBytes: maxBody,
 	})
 	return New(opts), nil
+}
+
+// appLister lists the Applications of ns.
+func appLister(r client.Reader, ns application.Namespaces) application.Lister {
+	return application.Lister{Reader: r, Namespaces: ns.Watch(), Enabled: ns.Enabled}
 }

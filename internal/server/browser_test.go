@@ -301,3 +301,74 @@ func waitApp(t *testing.T, h *apiHarness, name string, timeout time.Duration, wh
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestBrowserAppsInAnyNamespace: an app outside the control namespace
+// (application.namespaces) shows in the list as NAMESPACE/NAME, opens on
+// its own page, and syncs from it.
+func TestBrowserAppsInAnyNamespace(t *testing.T) {
+	browser := newBrowser(t)
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	teamA := ns + "-team-a"
+	patterns := []string{ns + "-team-*"}
+	h := newAPIHarness(t, harnessOptions{namespace: ns, appNamespaces: patterns,
+		differ: compare.NewDiffer(env.Config, compare.DifferOptions{CacheDir: t.TempDir(), Namespace: ns})})
+	h.namespace(teamA)
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"}, Spec: v1alpha1.AppProjectSpec{
+		SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		SourceNamespaces: []string{teamA},
+	}}
+	if err := h.kube.Create(t.Context(), proj); err != nil {
+		t.Fatal(err)
+	}
+	ctrl, err := controller.New(env.Config, controller.Options{Namespace: ns, ApplicationNamespaces: patterns, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Start(t, "controller", ctrl.Start)
+	repo := gitRepoFrom(t, map[string]string{"examples/healthcheck-poc/charts/app-b": "charts/app-b"})
+	app := demoApp(teamA, "app-b", repo, false)
+	app.Spec.Project = "team"
+	if err := h.kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+
+	b := &browserSteps{t: t, ctx: browser, dir: artifactDir(t, "browser-appns")}
+	b.run("login", 30*time.Second,
+		chromedp.Navigate(h.base+"/applications"),
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#username"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#password"), h.adminPassword),
+	)
+	tile := `.tile[data-app="` + teamA + `/app-b"]`
+	b.run("applications", 30*time.Second,
+		chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.WaitVisible(chromedp.CSS(tile+`[data-sync="OutOfSync"]`)),
+	)
+	b.run("app-page", 30*time.Second,
+		chromedp.Click(chromedp.CSS(tile)),
+		chromedp.WaitVisible(chromedp.CSS(`#app-sync .s-OutOfSync`)),
+	)
+	if got := b.text(".crumbs strong"); got != teamA+"/app-b" {
+		t.Errorf("the page names the app %q, want %q", got, teamA+"/app-b")
+	}
+	b.run("refresh", 30*time.Second,
+		chromedp.Click(chromedp.CSS("#refresh-button")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("toast").textContent === "Refreshed"`),
+	)
+	b.run("synced", 90*time.Second,
+		chromedp.Click(chromedp.CSS("#sync-button")),
+		chromedp.WaitVisible(chromedp.CSS("#sync-dialog[open] #sync-submit")),
+		chromedp.Click(chromedp.CSS("#sync-submit")),
+		chromedp.WaitNotPresent(chromedp.CSS("#sync-dialog[open]")),
+		chromedp.WaitVisible(chromedp.CSS(`#operation.op-Succeeded`)),
+		chromedp.WaitVisible(chromedp.CSS(`#app-sync .s-Synced`)),
+	)
+	got := &v1alpha1.Application{}
+	if err := h.kube.Get(t.Context(), client.ObjectKey{Namespace: teamA, Name: "app-b"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if op := got.Status.OperationState; op == nil || op.Operation.InitiatedBy.Username != "admin" {
+		t.Errorf("the app's last operation was not started by admin from the UI: %+v", op)
+	}
+}

@@ -30,7 +30,10 @@
 // /api/v1/stream/applications, server-sent events of
 // {"result":{"type":...,"application":{...}}}. Errors are
 // {"error","code","message"} with gRPC codes in code, as Argo CD's gateway
-// writes them.
+// writes them. Apps outside the control namespace
+// (APIOptions.ApplicationNamespaces, Argo CD's apps in any namespace) are
+// named by ?appNamespace=, listed with the others, and known to RBAC as
+// PROJECT/NAMESPACE/NAME; the UI links to them the same way.
 //
 // Every call but login and userinfo needs a session: a bearer token or the
 // argocd.token cookie (HttpOnly, SameSite=Lax, Secure over TLS), checked by

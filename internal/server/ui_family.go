@@ -25,10 +25,15 @@ const maxFamilyDepth = 10
 type family struct {
 	byName map[string]*v1alpha1.Application
 	bySet  map[string][]*v1alpha1.Application
+	// linkNS is the namespace of the apps, for their links ("": the
+	// control namespace).
+	linkNS string
 }
 
-func newFamily(apps []v1alpha1.Application) *family {
-	f := &family{byName: make(map[string]*v1alpha1.Application, len(apps)), bySet: map[string][]*v1alpha1.Application{}}
+// newFamily is the family of apps, all of one namespace: linkNS, or the
+// control namespace when empty.
+func newFamily(apps []v1alpha1.Application, linkNS string) *family {
+	f := &family{byName: make(map[string]*v1alpha1.Application, len(apps)), bySet: map[string][]*v1alpha1.Application{}, linkNS: linkNS}
 	for i := range apps {
 		a := &apps[i]
 		f.byName[a.Name] = a
@@ -55,6 +60,9 @@ type member struct {
 	Children []*member
 	// Hold is the stall that holds the app, nil when none does.
 	Hold *hold
+	// LinkNS is the app's namespace for its links ("": the control
+	// namespace).
+	LinkNS string
 }
 
 // hold is a stall that holds an app: its own sync's (SyncStalled), or its
@@ -118,7 +126,7 @@ func (f *family) tree(root string) *member {
 	if app == nil {
 		return nil
 	}
-	m := &member{App: app}
+	m := &member{App: app, LinkNS: f.linkNS}
 	seen := map[string]bool{root: true}
 	queue := []*member{m}
 	for len(queue) > 0 { // breadth first: an app sits at its shallowest place
@@ -132,7 +140,7 @@ func (f *family) tree(root string) *member {
 				continue
 			}
 			seen[c.App.Name] = true
-			c.Parent, c.Depth = cur.App.Name, cur.Depth+1
+			c.Parent, c.Depth, c.LinkNS = cur.App.Name, cur.Depth+1, f.linkNS
 			cur.Children = append(cur.Children, c)
 			queue = append(queue, c)
 		}

@@ -48,7 +48,7 @@ func TestFamilyPictures(t *testing.T) {
 			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
 				t.Fatal(err)
 			}
-			m := newFamily(tc.Apps).tree(tc.Root)
+			m := newFamily(tc.Apps, "").tree(tc.Root)
 			if m == nil {
 				t.Fatalf("no tree for %s", tc.Root)
 			}
@@ -186,7 +186,7 @@ func TestGraphFoldsQuietApps(t *testing.T) {
 	}
 	apps[5].Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionSyncStalled, Message: "stalled: no node"}}
 	apps[8].Status.Health.Status = "Progressing"
-	m := newFamily(apps).tree("root")
+	m := newFamily(apps, "").tree("root")
 
 	g, v := appGraph(m, false)
 	var got []string
@@ -241,7 +241,7 @@ func TestResourceGraph(t *testing.T) {
 			if err := yaml.UnmarshalStrict(b, &tc); err != nil {
 				t.Fatal(err)
 			}
-			g, left := resourceGraph(&appclient.ApplicationTree{Nodes: tc.Nodes}, tc.App)
+			g, left := resourceGraph(&appclient.ApplicationTree{Nodes: tc.Nodes}, tc.App, "")
 			var cols, edges []string
 			for _, c := range g.Columns {
 				var nodes []string

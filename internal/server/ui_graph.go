@@ -186,7 +186,7 @@ func (s appStatus) quiet() bool {
 // and what it waits on or why it stalled.
 func appNode(mb *member) diagram.Node {
 	st := appStatusOf(mb)
-	n := diagram.Node{ID: mb.App.Name, Kind: "app", Name: mb.App.Name, Href: appHref(mb.App.Name), Class: "h-" + st.health}
+	n := diagram.Node{ID: mb.App.Name, Kind: "app", Name: mb.App.Name, Href: appHref(mb.App.Name, mb.LinkNS), Class: "h-" + st.health}
 	if mb.Parent != "" {
 		n.Badges = append(n.Badges, diagram.Badge{Text: fmt.Sprintf("wave %d", mb.Wave)})
 	}
@@ -227,7 +227,7 @@ func appNode(mb *member) diagram.Node {
 func newGraphRow(mb *member, col int) graphRow {
 	st := appStatusOf(mb)
 	r := graphRow{
-		Name: mb.App.Name, Href: appHref(mb.App.Name), Parent: mb.Parent, Set: mb.Set, Column: fmt.Sprint(col + 1),
+		Name: mb.App.Name, Href: appHref(mb.App.Name, mb.LinkNS), Parent: mb.Parent, Set: mb.Set, Column: fmt.Sprint(col + 1),
 		DependsOn: strings.Join(application.DependsOn(mb.App), ", "), Health: st.health, Sync: st.sync, Operation: st.op,
 		Waits: st.waits, Stalled: st.stalled,
 	}

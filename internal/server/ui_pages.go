@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -64,7 +65,7 @@ func (u *ui) appsPage(w http.ResponseWriter, r *http.Request, s *session) {
 				v.Projects = append(v.Projects, app.Spec.Project)
 			}
 			if keepApp(app, f) {
-				v.Apps = append(v.Apps, newAppCard(app))
+				v.Apps = append(v.Apps, newAppCard(app).inNamespace(u.api.linkNamespace(app.Namespace)))
 			}
 		}
 		sort.Strings(v.Projects)
@@ -132,10 +133,7 @@ func (v appView) Href(view string, expand bool) string {
 	if expand {
 		q.Set("expand", "all")
 	}
-	if len(q) == 0 {
-		return appHref(v.Name)
-	}
-	return appHref(v.Name) + "?" + q.Encode()
+	return appURL(v.Name, v.Namespace, q)
 }
 
 // maxNestedApps is how many apps a tree may have for the resource list to
@@ -149,7 +147,12 @@ const maxNestedApps = 25
 // the live part only; ?resources=graph draws the resources; ?expand=all
 // unfolds a large tree's folded apps.
 func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
-	m, enf, listed, err := u.appFamily(r, s, r.PathValue("name"))
+	ns, err := u.api.appNamespace(r)
+	if err != nil {
+		u.renderError(w, r, s, http.StatusForbidden, err)
+		return
+	}
+	m, enf, listed, err := u.appFamily(r, s, types.NamespacedName{Namespace: ns, Name: r.PathValue("name")})
 	if err != nil {
 		u.renderError(w, r, s, statusOf(err), err)
 		return
@@ -158,9 +161,9 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	t := m.appTree(maxNestedApps)
 	v := appView{
-		User: s.username(), appCard: newAppCard(app), SyncPolicy: syncPolicy(app), Conditions: app.Status.Conditions,
+		User: s.username(), appCard: newAppCard(app).inNamespace(m.LinkNS), SyncPolicy: syncPolicy(app), Conditions: app.Status.Conditions,
 		Operation: newOperationView(t), Waves: waves(app), History: historyRows(app), Resources: syncResources(app),
-		CanSync:       enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionSync, appObject(app)),
+		CanSync:       enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionSync, u.api.appObject(app)),
 		OperationBusy: app.Operation != nil, View: cmp.Or(q.Get("resources"), "list"), Expand: q.Get("expand") == "all",
 		Family: m.size() - 1, NotNested: m.size() > maxNestedApps, Parent: managesApps(app),
 		Links: externalLinks(app.Annotations),
@@ -170,7 +173,7 @@ func (u *ui) appPage(w http.ResponseWriter, r *http.Request, s *session) {
 	} else {
 		v.Events = eventRows(events.Items, maxEventRows)
 	}
-	if err := v.draw(r.Context(), &appclient.ResourceTree{Client: u.api.appClient(s), Reader: listed}, m, t); err != nil {
+	if err := v.draw(r.Context(), &appclient.ResourceTree{Client: u.api.appClientIn(s, app.Namespace), Reader: listed}, m, t); err != nil {
 		v.Error = err.Error()
 	}
 	tmpl := "app.html"
@@ -188,25 +191,25 @@ func managesApps(app *v1alpha1.Application) bool {
 	})
 }
 
-// appFamily reads the app named name and the apps under it, with one list
-// of the apps s may get. It also returns a reader that serves that list
-// to the resource tree, which would read it again.
-func (u *ui) appFamily(r *http.Request, s *session, name string) (*member, *rbac.Enforcer, client.Reader, error) {
+// appFamily reads the app and the apps under it (of its namespace), with
+// one list of the apps s may get. It also returns a reader that serves
+// that list to the resource tree, which would read it again.
+func (u *ui) appFamily(r *http.Request, s *session, app types.NamespacedName) (*member, *rbac.Enforcer, client.Reader, error) {
 	enf, err := u.api.enforcer(r.Context())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	all, err := (&appclient.List{Client: u.api.appClient(s)}).Run(r.Context())
+	all, err := (&appclient.List{Client: u.api.appClientIn(s, app.Namespace)}).Run(r.Context())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if m := newFamily(allowed(s, enf, all).Apps).tree(name); m != nil {
-		return m, enf, listedApps{Reader: u.api.opts.Kube, namespace: u.api.opts.Namespace, apps: all.Raw}, nil
+	if m := newFamily(u.api.allowed(s, enf, all).Apps, u.api.linkNamespace(app.Namespace)).tree(app.Name); m != nil {
+		return m, enf, listedApps{Reader: u.api.opts.Kube, namespace: app.Namespace, apps: all.Raw}, nil
 	}
 	// Not listed: missing, or not the user's to see; the read says which.
-	t, err := u.api.appTree(r.Context(), s, enf, name)
+	t, err := u.api.appTree(r.Context(), s, enf, app)
 	if err == nil {
-		err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, appObject(t.App), s)
+		err = permissionDenied(rbac.ResourceApplications, rbac.ActionGet, u.api.appObject(t.App), s)
 	}
 	return nil, nil, nil, err
 }
@@ -254,7 +257,7 @@ func (v *appView) draw(ctx context.Context, rt *appclient.ResourceTree, m *membe
 	}
 	v.Tree = treeRoots(tree)
 	if v.View == "graph" {
-		v.ResourceGraph, v.GraphLeftOut, err = newResourceGraph(tree, m.App.Name)
+		v.ResourceGraph, v.GraphLeftOut, err = newResourceGraph(tree, m.App.Name, m.LinkNS)
 	}
 	return err
 }

@@ -20,8 +20,8 @@ const maxGraphResources = 200
 // owners joined to what they own, endpoint slices to the pods they route
 // to, which sit right of them. It also returns how many objects it left
 // out.
-func newResourceGraph(tree *appclient.ApplicationTree, app string) (template.HTML, int, error) {
-	g, left := resourceGraph(tree, app)
+func newResourceGraph(tree *appclient.ApplicationTree, app, linkNS string) (template.HTML, int, error) {
+	g, left := resourceGraph(tree, app, linkNS)
 	if len(g.Columns) == 0 {
 		return "", 0, nil
 	}
@@ -30,7 +30,7 @@ func newResourceGraph(tree *appclient.ApplicationTree, app string) (template.HTM
 }
 
 // resourceGraph lays out newResourceGraph's graph.
-func resourceGraph(tree *appclient.ApplicationTree, app string) (diagram.Graph, int) {
+func resourceGraph(tree *appclient.ApplicationTree, app, linkNS string) (diagram.Graph, int) {
 	depth := map[string]int{}
 	var nodes []appclient.ResourceNode
 	var edges []diagram.Edge
@@ -77,7 +77,7 @@ func resourceGraph(tree *appclient.ApplicationTree, app string) (diagram.Graph, 
 		for len(cols) <= d {
 			cols, kinds = append(cols, nil), append(kinds, nil)
 		}
-		cols[d] = append(cols[d], resourceNode(n, resourceID(n.ResourceRef)))
+		cols[d] = append(cols[d], resourceNode(n, resourceID(n.ResourceRef), linkNS))
 		if !slices.Contains(kinds[d], n.Kind) {
 			kinds[d] = append(kinds[d], n.Kind)
 		}
@@ -101,7 +101,7 @@ func resourceID(r appclient.ResourceRef) string {
 
 // resourceNode is one object's box: its health and sync, its wave, and
 // what the tree knows of it (replicas, endpoints, pod status).
-func resourceNode(n appclient.ResourceNode, id string) diagram.Node {
+func resourceNode(n appclient.ResourceNode, id, linkNS string) diagram.Node {
 	node := diagram.Node{ID: id, Kind: kindIcon(n.Kind), Name: n.Name}
 	var label []string
 	label = append(label, n.Kind+" "+qualified(n.Namespace, n.Name))
@@ -129,7 +129,7 @@ func resourceNode(n appclient.ResourceNode, id string) diagram.Node {
 		node.Lines = append(node.Lines, n.Health.Message)
 	}
 	if application.IsApplication(n.Group, n.Kind) {
-		node.Href = appHref(n.Name)
+		node.Href = appHref(n.Name, linkNS)
 	}
 	node.Label = strings.Join(append(label, node.Lines...), ", ")
 	return node

@@ -166,7 +166,7 @@ func offset(t, origin time.Time) string {
 func appRow(mb *member, origin, now time.Time) (diagram.Row, timelineEntry) {
 	app := mb.App
 	row := diagram.Row{
-		ID: app.Name, Label: app.Name, Href: appHref(app.Name), Created: -1,
+		ID: app.Name, Label: app.Name, Href: appHref(app.Name, mb.LinkNS), Created: -1,
 		Parent: mb.Parent, Wave: int(mb.Wave), DependsOn: application.DependsOn(app),
 	}
 	e := timelineEntry{Name: app.Name, Href: row.Href, Parent: mb.Parent}
@@ -421,4 +421,21 @@ func qualified(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-func appHref(name string) string { return "/applications/" + url.PathEscape(name) }
+// appHref is the page of app name; ns, when set, is its namespace (an app
+// outside the control namespace).
+func appHref(name, ns string) string { return appURL(name, ns, nil) }
+
+// appURL is the page of app name in namespace ns ("": the control
+// namespace) with query q.
+func appURL(name, ns string, q url.Values) string {
+	if ns != "" {
+		if q == nil {
+			q = url.Values{}
+		}
+		q.Set("appNamespace", ns)
+	}
+	if len(q) == 0 {
+		return "/applications/" + url.PathEscape(name)
+	}
+	return "/applications/" + url.PathEscape(name) + "?" + q.Encode()
+}

@@ -70,14 +70,17 @@ func ago(t time.Time) string {
 // appCard is one app of the list page.
 type appCard struct {
 	Name, Project, Health, HealthMessage, Sync string
-	Repo, Path, Target, Destination, Revision  string
-	OpPhase, OpMessage                         string
-	Automated                                  bool
+	// Namespace is the app's namespace outside the control namespace
+	// ("" in it); Title is how the app is named: NAMESPACE/NAME there.
+	Namespace, Title                          string
+	Repo, Path, Target, Destination, Revision string
+	OpPhase, OpMessage                        string
+	Automated                                 bool
 }
 
 func newAppCard(app *v1alpha1.Application) appCard {
 	c := appCard{
-		Name: app.Name, Project: app.Spec.Project,
+		Name: app.Name, Title: app.Name, Project: app.Spec.Project,
 		Health: cmp.Or(string(app.Status.Health.Status), "Unknown"), HealthMessage: app.Status.Health.Message,
 		Sync: cmp.Or(string(app.Status.Sync.Status), "Unknown"), Revision: app.Status.Sync.Revision,
 		Destination: destination(app), Automated: app.Spec.SyncPolicy.IsAutomated(),
@@ -89,6 +92,19 @@ func newAppCard(app *v1alpha1.Application) appCard {
 		c.OpPhase, c.OpMessage = string(op.Phase), op.Message
 	} else if app.Operation != nil {
 		c.OpPhase = "Pending"
+	}
+	return c
+}
+
+// Href is the app's page.
+func (c appCard) Href() string { return appHref(c.Name, c.Namespace) }
+
+// inNamespace sets the card's namespace: linkNS, the app's namespace
+// outside the control namespace ("" in it).
+func (c appCard) inNamespace(linkNS string) appCard {
+	c.Namespace = linkNS
+	if linkNS != "" {
+		c.Title = linkNS + "/" + c.Name
 	}
 	return c
 }

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -10,13 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/cluster"
 )
 
-// AppsOf are the apps to assign, each with its pin: the wavecd.io/shard
-// annotation (a replica index), else the `shard` key of the cluster
-// Secret its destination names.
-func AppsOf(apps []v1alpha1.Application, clusters []cluster.Cluster) []App {
+// AppsOf are the apps to assign, each keyed by its instance name in ns and
+// with its pin: the wavecd.io/shard annotation (a replica index), else
+// the `shard` key of the cluster Secret its destination names.
+func AppsOf(apps []v1alpha1.Application, clusters []cluster.Cluster, ns application.Namespaces) []App {
 	pins := map[string]int{}
 	for _, c := range clusters {
 		if c.Shard != nil {
@@ -28,7 +28,7 @@ func AppsOf(apps []v1alpha1.Application, clusters []cluster.Cluster) []App {
 	}
 	out := make([]App, 0, len(apps))
 	for i := range apps {
-		out = append(out, App{Key: apps[i].Name, Shard: pinOf(&apps[i], pins)})
+		out = append(out, App{Key: ns.InstanceName(apps[i].Namespace, apps[i].Name), Shard: pinOf(&apps[i], pins)})
 	}
 	return out
 }
@@ -49,19 +49,19 @@ func pinOf(app *v1alpha1.Application, clusterPins map[string]int) int {
 	return -1
 }
 
-// ListApps lists the Applications of namespace and the cluster Secrets
-// through reader, as AppsOf takes them. A broken cluster Secret pins
-// nothing.
-func ListApps(ctx context.Context, reader client.Reader, namespace string) ([]App, error) {
-	var list v1alpha1.ApplicationList
-	if err := reader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
+// ListApps lists the Applications of ns and the cluster Secrets of its
+// control namespace through reader, as AppsOf takes them. A broken
+// cluster Secret pins nothing.
+func ListApps(ctx context.Context, reader client.Reader, ns application.Namespaces) ([]App, error) {
+	apps, err := application.Lister{Reader: reader, Namespaces: ns.Watch(), Enabled: ns.Enabled}.ListApplications(ctx)
+	if err != nil {
+		return nil, err
 	}
-	clusters, err := cluster.Registry{Reader: reader, Namespace: namespace}.List(ctx)
+	clusters, err := cluster.Registry{Reader: reader, Namespace: ns.Control}.List(ctx)
 	if err != nil {
 		clusters = nil
 	}
-	return AppsOf(list.Items, clusters), nil
+	return AppsOf(apps, clusters, ns), nil
 }
 
 // Shard is one replica's share, as `wavecd admin shards` shows it.

@@ -137,6 +137,9 @@ follows an overlay's namespace.
 {{- with (index .Values.configs.params "controller.operation.processors") }}
 - --operation-processors={{ . }}
 {{- end }}
+{{- with (index .Values.configs.params "application.namespaces") }}
+- --application-namespaces={{ . }}
+{{- end }}
 {{- if .Values.controller.argoParity }}
 - --argo-parity
 {{- end }}
@@ -171,6 +174,9 @@ true
 - --namespace=$(POD_NAMESPACE)
 - --listen=:{{ .Values.server.containerPort }}
 - --cache-dir=/var/cache/wavecd
+{{- with (index .Values.configs.params "application.namespaces") }}
+- --application-namespaces={{ . }}
+{{- end }}
 {{- if eq (include "wavecd.server.insecure" .) "true" }}
 - --insecure
 {{- end }}
@@ -187,7 +193,7 @@ true
 
 {{/* configs.params keys the chart turns into flags. */}}
 {{- define "wavecd.knownParams" -}}
-{{- list "server.insecure" "controller.status.processors" "controller.operation.processors" | toJson -}}
+{{- list "server.insecure" "controller.status.processors" "controller.operation.processors" "application.namespaces" | toJson -}}
 {{- end -}}
 
 {{/* Probes: (dict "path" "/healthz" "scheme" "HTTP" "probe" .Values.controller.livenessProbe). */}}

@@ -130,6 +130,17 @@
 
   function appPage() {
     const name = document.body.dataset.app;
+    // An app outside the control namespace is named by ?appNamespace=.
+    const appNS = document.body.dataset.appNamespace;
+    function withNS(query) {
+      if (!appNS) return query;
+      const ns = "appNamespace=" + encodeURIComponent(appNS);
+      return query ? query + "&" + ns : ns;
+    }
+    function appPath(suffix, query) {
+      const q = withNS(query || "");
+      return "/applications/" + encodeURIComponent(name) + suffix + (q ? "?" + q : "");
+    }
     const liveBox = document.getElementById("app-live");
     const diffPanel = document.getElementById("diff-panel");
     const diffBody = document.getElementById("diff-body");
@@ -137,7 +148,7 @@
     let lastSync = liveBox.querySelector(".app-live").dataset.sync;
 
     async function reloadDiff() {
-      const html = await fetchHTML("/applications/" + encodeURIComponent(name) + "/diff?view=" + diffView);
+      const html = await fetchHTML(appPath("/diff", "view=" + diffView));
       if (html !== null) diffBody.innerHTML = html;
     }
     // The page's own query (resources view, unfolded apps) stays on reloads.
@@ -162,7 +173,7 @@
       if (all === watchingAll) return;
       if (close) close();
       watchingAll = all;
-      close = stream(all ? "" : "name=" + encodeURIComponent(name), reload);
+      close = stream(withNS(all ? "" : "name=" + encodeURIComponent(name)), reload);
     }
     watch(liveBox.querySelector(".app-live").dataset.parent === "true");
     setInterval(reload, 10000); // pods and replica sets change without an app event
@@ -176,7 +187,7 @@
       if (t.id === "diff-button") { diffPanel.hidden = false; diffBody.textContent = "Loading…"; reloadDiff(); diffPanel.scrollIntoView(); }
       if (t.id === "refresh-button") {
         t.disabled = true;
-        try { await api("GET", "/api/v1/applications/" + encodeURIComponent(name) + "?refresh=normal"); toast("Refreshed"); }
+        try { await api("GET", "/api/v1" + appPath("", "refresh=normal")); toast("Refreshed"); }
         catch (e) { toast(e.message, true); }
         reload();
         if (!diffPanel.hidden) reloadDiff();
@@ -215,7 +226,7 @@
         });
       }
       try {
-        await api("POST", "/api/v1/applications/" + encodeURIComponent(name) + "/sync", body);
+        await api("POST", "/api/v1" + appPath("/sync"), body);
         syncDialog.close();
         toast(body.dryRun ? "Dry run started" : "Sync started");
         reload();
@@ -235,7 +246,7 @@
     document.getElementById("rollback-submit").addEventListener("click", async function (ev) {
       ev.preventDefault();
       try {
-        await api("PUT", "/api/v1/applications/" + encodeURIComponent(name) + "/rollback",
+        await api("PUT", "/api/v1" + appPath("/rollback"),
           { id: rbID, prune: document.getElementById("rollback-prune").checked });
         rbDialog.close();
         toast("Rollback started");
