@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -129,7 +131,7 @@ func ensureFargatePolicy(ctx context.Context, c kubernetes.Interface, selectors 
 					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
 				},
 			}}},
-			MatchConditions: []admissionv1.MatchCondition{{Name: "fargate-profile", Expression: fargateMatch(selectors)}},
+			MatchConditions: []admissionv1.MatchCondition{{Name: "fargate-profile", Expression: fargateMatch(append(slices.Clip(selectors), fargateProbe))}},
 			Mutations: []admissionv1.Mutation{{
 				PatchType: admissionv1.PatchTypeApplyConfiguration,
 				ApplyConfiguration: &admissionv1.ApplyConfiguration{Expression: "Object{spec: Object.spec{schedulerName: " +
@@ -155,6 +157,32 @@ func ensureFargatePolicy(ctx context.Context, c kubernetes.Interface, selectors 
 		return fmt.Errorf("fargate profiles: %w", err)
 	}
 	return nil
+}
+
+// fargateProbe is a selector no workload's pod meets: a dry run of a pod
+// that does tells whether the API server applies the policy yet
+// (fargatePolicyActive).
+var fargateProbe = config.FargateSelector{Namespace: "kube-system", Labels: map[string]string{"localcluster.wavecd.io/fargate-probe": "true"}}
+
+// fargatePolicyActive reports whether the API server hands the pods of the
+// Fargate profiles to config.FargateScheduler yet: it loads a new policy
+// in the background, and a pod created before that would go to the
+// default scheduler, which never places it.
+func fargatePolicyActive(c kubernetes.Interface) func(context.Context) (bool, error) {
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "fargate-probe-", Namespace: fargateProbe.Namespace, Labels: fargateProbe.Labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "probe"}}},
+	}
+	return func(ctx context.Context) (bool, error) {
+		got, err := c.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, err
+		}
+		if got.Spec.SchedulerName != config.FargateScheduler {
+			return false, fmt.Errorf("a probe pod of the Fargate profiles asks for scheduler %q", got.Spec.SchedulerName)
+		}
+		return true, nil
+	}
 }
 
 // upsert creates obj, or replaces the existing one's spec.

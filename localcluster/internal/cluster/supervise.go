@@ -190,6 +190,13 @@ func (s *supervisor) boot(ctx context.Context) error {
 	if err := s.waitFor(ctx, "controllers running", 60*time.Second, defaultServiceAccount(client)); err != nil {
 		return err
 	}
+	// The API server loads the Fargate policy in the background: a pod
+	// created before would never be placed.
+	if len(s.opts.Config.FargateSelectors()) > 0 {
+		if err := s.waitFor(ctx, "fargate profiles applied", 60*time.Second, fargatePolicyActive(client)); err != nil {
+			return err
+		}
+	}
 	s.state.Ready = true
 	s.state.ReadyAfter = time.Since(s.start).Round(10 * time.Millisecond).String()
 	s.logf("cluster ready; kubeconfig: %s", s.layout.Kubeconfig())
