@@ -2,9 +2,6 @@ package destination
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	stdsync "sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -55,24 +52,6 @@ func (c *Predictions) Applied(desired, applied *unstructured.Unstructured, mode 
 	if stamp, ok := predictionStamp(desired, applied, mode); ok {
 		c.put(kube.RefOf(desired).String(), stamp, applied, applied)
 	}
-}
-
-// predictionStamp identifies the inputs of a prediction: the desired
-// object, the live one and the apply mode. The live object's status and
-// version fields are left out: an apply does not change the status, and
-// the diff ignores both, so a prediction made before a status change (a
-// child Application's health, a Deployment's ready replicas) still holds.
-func predictionStamp(desired, live *unstructured.Unstructured, mode kube.ApplyMode) (string, bool) {
-	h := fnv.New64a()
-	if err := json.NewEncoder(h).Encode(desired.Object); err != nil {
-		return "", false
-	}
-	if live != nil {
-		if err := json.NewEncoder(h).Encode(withoutVolatile(live.Object)); err != nil {
-			return "", false
-		}
-	}
-	return fmt.Sprintf("%x|%s", h.Sum64(), mode), true
 }
 
 // withoutVolatile is a shallow copy of obj without status, and without

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -102,7 +103,7 @@ func TestPredictionsAppliedDropsTheDryRunCopy(t *testing.T) {
 	}
 }
 
-func loadObjects(t *testing.T, path string) map[string]*unstructured.Unstructured {
+func loadObjects(t testing.TB, path string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -117,4 +118,66 @@ func loadObjects(t *testing.T, path string) map[string]*unstructured.Unstructure
 		out[name] = &unstructured.Unstructured{Object: obj}
 	}
 	return out
+}
+
+// TestPredictionStamp: the stamp changes with the desired object, the
+// live one beyond its status and versions, a value's type and the mode,
+// and not with the live object's status, resourceVersion, generation or
+// managedFields.
+func TestPredictionStamp(t *testing.T) {
+	objs := loadObjects(t, "testdata/predictions.yaml")
+	desired, live := objs["desired"], objs["applied"]
+	base, _ := predictionStamp(desired, live, kube.ClientSideApply)
+	same := map[string]func(d, l *unstructured.Unstructured){
+		"a new status":          func(_, l *unstructured.Unstructured) { l.Object["status"] = map[string]any{"ready": int64(3)} },
+		"a new resourceVersion": func(_, l *unstructured.Unstructured) { l.SetResourceVersion("999") },
+		"a new generation":      func(_, l *unstructured.Unstructured) { l.SetGeneration(42) },
+		"managedFields":         func(_, l *unstructured.Unstructured) { l.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}}) },
+	}
+	differs := map[string]func(d, l *unstructured.Unstructured){
+		"a desired label":         func(d, _ *unstructured.Unstructured) { d.SetLabels(map[string]string{"a": "b"}) },
+		"a live annotation":       func(_, l *unstructured.Unstructured) { l.SetAnnotations(map[string]string{"a": "b"}) },
+		"a value's type":          func(d, _ *unstructured.Unstructured) { d.Object["x"] = "1"; d.Object["y"] = int64(1) },
+		"the same value's type":   func(d, _ *unstructured.Unstructured) { d.Object["x"] = int64(1); d.Object["y"] = "1" },
+		"a string split in two":   func(d, _ *unstructured.Unstructured) { d.Object["x"] = []any{"ab", ""} },
+		"the other split":         func(d, _ *unstructured.Unstructured) { d.Object["x"] = []any{"a", "b"} },
+		"a desired status":        func(d, _ *unstructured.Unstructured) { d.Object["status"] = map[string]any{} },
+		"a live object's removal": func(_, l *unstructured.Unstructured) { l.Object = map[string]any{} },
+	}
+	seen := map[string]string{base: "base"}
+	for name, change := range same {
+		d, l := desired.DeepCopy(), live.DeepCopy()
+		change(d, l)
+		if got, _ := predictionStamp(d, l, kube.ClientSideApply); got != base {
+			t.Errorf("%s changed the stamp", name)
+		}
+	}
+	for name, change := range differs {
+		d, l := desired.DeepCopy(), live.DeepCopy()
+		change(d, l)
+		got, _ := predictionStamp(d, l, kube.ClientSideApply)
+		if other, dup := seen[got]; dup {
+			t.Errorf("%s: the same stamp as %s", name, other)
+		}
+		seen[got] = name
+	}
+	if got, _ := predictionStamp(desired, live, kube.ServerSideApply); got == base {
+		t.Error("the mode does not change the stamp")
+	}
+	if got, _ := predictionStamp(desired, nil, kube.ClientSideApply); got == base {
+		t.Error("a creation has the stamp of an update")
+	}
+}
+
+// BenchmarkPredictionStamp stamps a child Application of an app of apps
+// over its live copy, as a root's comparison does for each child.
+func BenchmarkPredictionStamp(b *testing.B) {
+	objs := loadObjects(b, "testdata/stamp-app.yaml")
+	desired, live := objs["desired"], objs["live"]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := predictionStamp(desired, live, kube.ClientSideApply); !ok {
+			b.Fatal("no stamp")
+		}
+	}
 }
