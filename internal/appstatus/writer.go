@@ -53,7 +53,7 @@ func (w *Writer) ReadCurrent(ctx context.Context, key client.ObjectKey, app *v1a
 	err = w.client.Get(ctx, key, app, client.UnsafeDisableDeepCopy)
 	switch {
 	case err == nil:
-		return w.versions.covers(key.Name, app.ResourceVersion), nil
+		return w.versions.covers(key, app.ResourceVersion), nil
 	case !apierrors.IsNotFound(err):
 		return false, err
 	}
@@ -107,9 +107,9 @@ func (w *Writer) readFrom(ctx context.Context, key client.ObjectKey, last *v1alp
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	lastOK := last != nil && last.ResourceVersion != "" && w.versions.covers(key.Name, last.ResourceVersion)
+	lastOK := last != nil && last.ResourceVersion != "" && w.versions.covers(key, last.ResourceVersion)
 	switch {
-	case err == nil && w.versions.covers(key.Name, app.ResourceVersion) && (!lastOK || newerOrSame(app.ResourceVersion, last.ResourceVersion)):
+	case err == nil && w.versions.covers(key, app.ResourceVersion) && (!lastOK || newerOrSame(app.ResourceVersion, last.ResourceVersion)):
 		return app, nil
 	case lastOK:
 		return last, nil
@@ -120,12 +120,14 @@ func (w *Writer) readFrom(ctx context.Context, key client.ObjectKey, last *v1alp
 	return app, nil
 }
 
-// IncludesLast reports whether the controller wrote app name, and a copy
-// at version rv includes its last write.
-func (w *Writer) IncludesLast(name, rv string) bool { return w.versions.includesLast(name, rv) }
+// IncludesLast reports whether the controller wrote the app key names,
+// and a copy at version rv includes its last write.
+func (w *Writer) IncludesLast(key client.ObjectKey, rv string) bool {
+	return w.versions.includesLast(key, rv)
+}
 
 // Forget drops what the Writer remembers of a deleted app.
-func (w *Writer) Forget(name string) { w.versions.forget(name) }
+func (w *Writer) Forget(key client.ObjectKey) { w.versions.forget(key) }
 
 // patch writes app as a patch from base, remembers the version written
 // and tells of the write (as two, through via, when via is not nil: see
@@ -149,7 +151,7 @@ func (w *Writer) patch(ctx context.Context, app, base, via *v1alpha1.Application
 	}
 	app.ObjectMeta = meta.ObjectMeta
 	app.ManagedFields = nil // as the controller's cache keeps apps
-	w.versions.set(app.Name, app.ResourceVersion)
+	w.versions.set(client.ObjectKeyFromObject(app), app.ResourceVersion)
 	switch {
 	case w.written == nil:
 	case via != nil:
@@ -169,28 +171,28 @@ func (w *Writer) patch(ctx context.Context, app, base, via *v1alpha1.Application
 // to the API server.
 type versions struct {
 	mu stdsync.Mutex
-	rv map[string]uint64
+	rv map[client.ObjectKey]uint64
 }
 
 // covers reports whether a copy at version rv includes the controller's
-// last write to app name.
-func (v *versions) covers(name, rv string) bool {
-	last, ok := v.last(name)
+// last write to the app key names.
+func (v *versions) covers(key client.ObjectKey, rv string) bool {
+	last, ok := v.last(key)
 	return !ok || atLeast(rv, last)
 }
 
-// includesLast reports whether the controller wrote app name, and a copy
-// at version rv includes its last write. Unlike covers, an app the
-// controller has not written is not known to be current.
-func (v *versions) includesLast(name, rv string) bool {
-	last, ok := v.last(name)
+// includesLast reports whether the controller wrote the app key names,
+// and a copy at version rv includes its last write. Unlike covers, an app
+// the controller has not written is not known to be current.
+func (v *versions) includesLast(key client.ObjectKey, rv string) bool {
+	last, ok := v.last(key)
 	return ok && atLeast(rv, last)
 }
 
-func (v *versions) last(name string) (uint64, bool) {
+func (v *versions) last(key client.ObjectKey) (uint64, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	last, ok := v.rv[name]
+	last, ok := v.rv[key]
 	return last, ok
 }
 
@@ -207,21 +209,21 @@ func newerOrSame(a, b string) bool {
 	return err == nil && atLeast(a, n)
 }
 
-func (v *versions) set(name, rv string) {
+func (v *versions) set(key client.ObjectKey, rv string) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.rv == nil {
-		v.rv = map[string]uint64{}
+		v.rv = map[client.ObjectKey]uint64{}
 	}
 	if err != nil {
 		n = math.MaxUint64 // never covered: read from the API server
 	}
-	v.rv[name] = max(v.rv[name], n)
+	v.rv[key] = max(v.rv[key], n)
 }
 
-func (v *versions) forget(name string) {
+func (v *versions) forget(key client.ObjectKey) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.rv, name)
+	delete(v.rv, key)
 }

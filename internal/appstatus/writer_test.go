@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -68,28 +69,32 @@ func BenchmarkOnlyTimestamps(b *testing.B) {
 
 func TestWrittenCovers(t *testing.T) {
 	var w versions
-	if !w.covers("web", "5") {
+	web, never, odd := client.ObjectKey{Namespace: "argocd", Name: "web"}, client.ObjectKey{Namespace: "argocd", Name: "never"}, client.ObjectKey{Namespace: "argocd", Name: "odd"}
+	if !w.covers(web, "5") {
 		t.Error("an app never written is not covered by the cache")
 	}
-	w.set("web", "10")
-	w.set("web", "7") // an older write returning late does not go back
+	w.set(web, "10")
+	w.set(web, "7") // an older write returning late does not go back
 	for rv, want := range map[string]bool{"9": false, "10": true, "11": true, "x": false} {
-		if got := w.covers("web", rv); got != want {
+		if got := w.covers(web, rv); got != want {
 			t.Errorf("covers(web, %q) = %v, want %v", rv, got, want)
 		}
 	}
-	if w.includesLast("never", "5") {
+	if w.includesLast(never, "5") {
 		t.Error("an app never written is known to include the last write")
 	}
-	if !w.includesLast("web", "10") || w.includesLast("web", "9") {
+	if !w.includesLast(web, "10") || w.includesLast(web, "9") {
 		t.Error("includesLast disagrees with the last write at version 10")
 	}
-	w.set("odd", "not-a-number")
-	if w.covers("odd", "99999") {
+	w.set(odd, "not-a-number")
+	if w.covers(odd, "99999") {
 		t.Error("a version that is not a number is covered")
 	}
-	w.forget("web")
-	if !w.covers("web", "1") {
+	if w.includesLast(client.ObjectKey{Namespace: "team-a", Name: "web"}, "10") {
+		t.Error("an app of the same name in another namespace shares the last write")
+	}
+	w.forget(web)
+	if !w.covers(web, "1") {
 		t.Error("a forgotten app is still tracked")
 	}
 }

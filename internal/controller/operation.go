@@ -151,7 +151,7 @@ func (sr *starter) startRunner(ctx context.Context, req opRequest, request *apps
 	// start only what the API server still asks for. A copy at or after
 	// the controller's own last write to the app (the operation it just
 	// requested, say) already includes any runner's end.
-	if !sr.status.IncludesLast(sr.key(app), app.ResourceVersion) {
+	if !sr.status.IncludesLast(client.ObjectKeyFromObject(app), app.ResourceVersion) {
 		fresh := &v1alpha1.Application{}
 		if err := sr.apiReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil || fresh.Operation == nil ||
 			!operation.EqualOperation(*fresh.Operation, *app.Operation) {

@@ -151,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			r.status.Forget(key)
+			r.status.Forget(req.NamespacedName)
 			r.compared.forget(key)
 			r.comparer.Forget(req.NamespacedName)
 			r.parentPace.forget(key)

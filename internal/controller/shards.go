@@ -57,7 +57,7 @@ func (r *Reconciler) shardApps(ctx context.Context) ([]shard.App, error) {
 func (r *Reconciler) giveUp(key string) {
 	app := r.ns.ParseInstanceName(key)
 	r.runs.StopWait(key)
-	r.status.Forget(key)
+	r.status.Forget(app)
 	r.compared.forget(key)
 	r.comparer.Forget(app)
 	r.metrics.DeleteApp(app.Namespace, app.Name)

@@ -164,7 +164,7 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	defer progress.stop()
 	opts.OnProgress = progress.update
 	opts.Checkpoint = progress.checkpoint
-	opts.Stop = rn.Registry.stopChan(app.Name)
+	opts.Stop = rn.Registry.stopChan(rn.key(app))
 	if opts.Deadline, opts.DeadlineReason, err = deadline(app, opState); err != nil {
 		return out, err
 	}
