@@ -289,13 +289,8 @@ func (a *API) linkNamespace(ns string) string {
 	return ns
 }
 
-// appClient is an appclient.Client of the control namespace acting as the
-// session's user.
-func (a *API) appClient(s *session) *appclient.Client {
-	return a.appClientIn(s, a.opts.Namespace)
-}
-
-// appClientIn is appClient for the apps of namespace ns.
+// appClientIn is an appclient.Client of the apps of namespace ns acting
+// as the session's user.
 func (a *API) appClientIn(s *session, ns string) *appclient.Client {
 	return &appclient.Client{Kube: a.opts.Kube, Namespace: ns, Username: s.username()}
 }

@@ -23,12 +23,19 @@ import (
 // and refuses them by ?appNamespace= as Argo CD's does, refuses a
 // namespace not served with Argo CD's "namespace '...' is not permitted",
 // and RBAC knows an app outside the control namespace as
-// PROJECT/NAMESPACE/NAME.
+// PROJECT/NAMESPACE/NAME. The namespaces are named by a glob (listed
+// over every namespace) or by name (listed one by one).
 func TestAPIAppsInAnyNamespace(t *testing.T) {
+	for name, pattern := range map[string]string{"a glob": "-team-*", "a name": "-team-a"} {
+		t.Run(name, func(t *testing.T) { testAPIAppsInAnyNamespace(t, pattern) })
+	}
+}
+
+func testAPIAppsInAnyNamespace(t *testing.T, pattern string) {
 	env := testenv.Get(t)
 	control := env.Namespace(t)
 	teamA, other := control+"-team-a", control+"-other"
-	h := newAPIHarness(t, harnessOptions{namespace: control, appNamespaces: []string{control + "-team-*"}})
+	h := newAPIHarness(t, harnessOptions{namespace: control, appNamespaces: []string{control + pattern}})
 	for _, ns := range []string{teamA, other} {
 		h.namespace(ns)
 	}

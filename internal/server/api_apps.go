@@ -54,24 +54,36 @@ func (a *API) visibleApps(ctx context.Context, s *session, f appclient.List) (*a
 // allowedApps lists the apps s may get by enf, of every namespace served
 // (f.Client unset) or of f.Client's.
 func (a *API) allowedApps(ctx context.Context, s *session, enf *rbac.Enforcer, f appclient.List) (*appclient.ListResult, error) {
+	clients := []*appclient.Client{f.Client}
 	if f.Client == nil {
-		f.Client = a.listClient(s)
+		clients = a.listClients(s)
 	}
-	res, err := f.Run(ctx)
-	if err != nil {
-		return nil, err
+	all := &appclient.ListResult{}
+	for _, c := range clients {
+		f.Client = c
+		res, err := f.Run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		all.Apps, all.Raw = append(all.Apps, res.Apps...), append(all.Raw, res.Raw...)
 	}
-	return a.allowed(s, enf, res), nil
+	return a.allowed(s, enf, all), nil
 }
 
-// listClient is the client that lists the apps of every namespace served:
-// the control namespace's, or every namespace's when there are others
-// (allowed keeps those served).
-func (a *API) listClient(s *session) *appclient.Client {
-	if len(a.opts.ApplicationNamespaces) == 0 {
-		return a.appClient(s)
+// listClients are the clients that list the apps of every namespace
+// served: one per namespace when they are named, so a server whose rights
+// stop at those namespaces lists them; one for every namespace when a
+// pattern is a glob (allowed keeps those served).
+func (a *API) listClients(s *session) []*appclient.Client {
+	names := a.namespaces().Watch()
+	if names == nil {
+		return []*appclient.Client{a.appClientIn(s, "")}
 	}
-	return a.appClientIn(s, "")
+	out := make([]*appclient.Client, 0, len(names))
+	for _, ns := range names {
+		out = append(out, a.appClientIn(s, ns))
+	}
+	return out
 }
 
 // allowed keeps the apps of res that are served and that s may get by enf.
