@@ -110,6 +110,18 @@ func (b *browserSteps) run(name string, timeout time.Duration, actions ...chrome
 	}
 }
 
+// fillLogin opens the application list, which asks for a login, and
+// fills in admin's name and password; the caller signs in.
+func (b *browserSteps) fillLogin(h *apiHarness) {
+	b.t.Helper()
+	b.run("login", 30*time.Second,
+		chromedp.Navigate(h.base+"/applications"),
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#username"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#password"), h.adminPassword),
+	)
+}
+
 // text reads the text of the first element matching a CSS selector.
 func (b *browserSteps) text(sel string) string {
 	b.t.Helper()
@@ -206,12 +218,7 @@ func TestBrowserDriftAndSync(t *testing.T) {
 	})
 
 	b := &browserSteps{t: t, ctx: browser, dir: artifactDir(t, "browser")}
-	b.run("login", 30*time.Second,
-		chromedp.Navigate(h.base+"/applications"),
-		chromedp.WaitVisible(chromedp.CSS("#login-form")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "admin"),
-		chromedp.SendKeys(chromedp.CSS("#password"), h.adminPassword),
-	)
+	b.fillLogin(h)
 	b.run("applications", 30*time.Second,
 		chromedp.Click(chromedp.CSS("#sign-in")),
 		chromedp.WaitVisible(chromedp.CSS(`.tile[data-app="app-a"][data-sync="Synced"][data-health="Healthy"]`)),
@@ -334,12 +341,7 @@ func TestBrowserAppsInAnyNamespace(t *testing.T) {
 	}
 
 	b := &browserSteps{t: t, ctx: browser, dir: artifactDir(t, "browser-appns")}
-	b.run("login", 30*time.Second,
-		chromedp.Navigate(h.base+"/applications"),
-		chromedp.WaitVisible(chromedp.CSS("#login-form")),
-		chromedp.SendKeys(chromedp.CSS("#username"), "admin"),
-		chromedp.SendKeys(chromedp.CSS("#password"), h.adminPassword),
-	)
+	b.fillLogin(h)
 	tile := `.tile[data-app="` + teamA + `/app-b"]`
 	b.run("applications", 30*time.Second,
 		chromedp.Click(chromedp.CSS("#sign-in")),
