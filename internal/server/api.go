@@ -99,6 +99,7 @@ func (a *API) routes() {
 	m.HandleFunc("POST /api/v1/session", a.login)
 	m.HandleFunc("DELETE /api/v1/session", a.authed(a.logout))
 	m.HandleFunc("GET /api/v1/session/userinfo", a.userinfo)
+	m.HandleFunc("GET /api/version", a.version)
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))

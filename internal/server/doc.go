@@ -22,7 +22,8 @@
 // # API
 //
 // NewAPI serves Argo CD's paths and JSON shapes: POST/DELETE
-// /api/v1/session and GET /api/v1/session/userinfo; GET
+// /api/v1/session and GET /api/v1/session/userinfo; GET /api/version (the
+// version to anyone, the build to a logged-in user); GET
 // /api/v1/applications (filters projects, selector, health, sync, repo,
 // cluster), GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
