@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/wavecd/wavecd/internal/sso"
 )
 
 // DefaultSessionTTL is how long a session token lives, as in Argo CD.
@@ -29,6 +31,9 @@ type Options struct {
 	Limiter *Limiter
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// SSO signs users in through the OpenID provider of argocd-cm's
+	// oidc.config (default: a new sso.Client).
+	SSO *sso.Client
 }
 
 // Authenticator logs users in and out and verifies their tokens.
@@ -47,6 +52,9 @@ func New(o Options) *Authenticator {
 	}
 	if o.Limiter == nil {
 		o.Limiter = NewLimiter(LimiterOptions{Now: o.Now})
+	}
+	if o.SSO == nil {
+		o.SSO = sso.New(sso.Options{SessionTTL: o.SessionTTL, Now: o.Now})
 	}
 	dummyHash() // now, so that the first login of an unknown user is not slower
 	return &Authenticator{opts: o, revoked: newRevocations()}
@@ -122,6 +130,15 @@ func (a *Authenticator) Verify(ctx context.Context, token string) (Claims, error
 	if err != nil {
 		return Claims{}, err
 	}
+	if isSSOToken(token) {
+		c, _, err := a.VerifyOrRenew(ctx, token)
+		return c, err
+	}
+	return a.verifyLocal(st, token)
+}
+
+// verifyLocal checks a token wavecd signed.
+func (a *Authenticator) verifyLocal(st *Settings, token string) (Claims, error) {
 	now := a.opts.Now()
 	c, err := Verify(st.SecretKey, token, now)
 	if err != nil {
@@ -161,7 +178,11 @@ func hasToken(tokens []TokenRecord, id string) bool {
 	return false
 }
 
-// Logout revokes a session token until it expires.
+// Logout revokes a session token until it expires; a sign-in through
+// the provider is no longer renewed either.
 func (a *Authenticator) Logout(c Claims) {
 	a.revoked.revoke(c.ID, c.Expires(), a.opts.Now())
+	if c.SSO != nil {
+		a.opts.SSO.Forget(c.SSO)
+	}
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -55,7 +56,7 @@ func TestLogin(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Verify the new token: %v", err)
 			}
-			if got != c || got.Subject != "admin:login" || got.ExpiresAt-got.IssuedAt != int64(DefaultSessionTTL/time.Second) {
+			if !reflect.DeepEqual(got, c) || got.Subject != "admin:login" || got.ExpiresAt-got.IssuedAt != int64(DefaultSessionTTL/time.Second) {
 				t.Errorf("claims %+v, login returned %+v", got, c)
 			}
 		})

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/sso"
 )
 
 // Store reads and writes the account settings in one namespace.
@@ -29,7 +31,17 @@ type Store struct {
 type Settings struct {
 	Accounts  map[string]*Account
 	SecretKey []byte
+	// SSO is argocd-cm's oidc.config; nil when absent or unusable.
+	SSO *sso.Config
+	// SSOError says why an oidc.config present is unusable.
+	SSOError error
+	// Anonymous is argocd-cm's users.anonymous.enabled: a request without
+	// a token acts with policy.default's rights.
+	Anonymous bool
 }
+
+// KeyAnonymous is the argocd-cm key that lets requests without a token in.
+const KeyAnonymous = "users.anonymous.enabled"
 
 // Settings reads argocd-cm and argocd-secret. Both may be missing: then
 // only admin exists, without a password, and no token verifies.
@@ -46,7 +58,33 @@ func (s Store) Settings(ctx context.Context) (*Settings, error) {
 	if err != nil {
 		slog.WarnContext(ctx, "some account settings are unreadable", "err", err)
 	}
-	return &Settings{Accounts: accounts, SecretKey: sec.Data[KeyServerSecretKey]}, nil
+	st := &Settings{Accounts: accounts, SecretKey: sec.Data[KeyServerSecretKey], Anonymous: cm.Data[KeyAnonymous] == "true"}
+	st.SSO, st.SSOError = sso.ParseConfig(ctx, cm.Data, s.secretLookup(sec.Data))
+	return st, nil
+}
+
+// secretLookup resolves oidc.config's `$` references: argocd-secret's
+// keys from data, another Secret's when it carries the label
+// app.kubernetes.io/part-of=argocd, as in Argo CD.
+func (s Store) secretLookup(settingsData map[string][]byte) sso.SecretLookup {
+	return func(ctx context.Context, name, key string) (string, error) {
+		data := settingsData
+		if name != SecretName {
+			var sec corev1.Secret
+			if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &sec); err != nil {
+				return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, name, err)
+			}
+			if sec.Labels["app.kubernetes.io/part-of"] != "argocd" {
+				return "", fmt.Errorf("secret %s/%s lacks the label app.kubernetes.io/part-of=argocd", s.Namespace, name)
+			}
+			data = sec.Data
+		}
+		v, ok := data[key]
+		if !ok {
+			return "", fmt.Errorf("secret %s/%s has no key %q", s.Namespace, name, key)
+		}
+		return string(v), nil
+	}
 }
 
 // BootstrapResult says what Bootstrap created.

@@ -30,17 +30,34 @@ type Claims struct {
 	NotBefore int64  `json:"nbf,omitempty"`
 	ExpiresAt int64  `json:"exp,omitempty"`
 	ID        string `json:"jti"`
+	// SSO holds every claim of an ID token from the OpenID provider; nil
+	// for a token wavecd signed.
+	SSO map[string]any `json:"-"`
 }
 
-// Username is the account the token belongs to: sub without its
-// capability suffix.
+// Username is who the token belongs to: for a token wavecd signed, the
+// account (sub without its capability suffix); for a sign-in through the
+// provider, Argo CD's user identifier: federated_claims.user_id when
+// present (Dex), else sub.
 func (c Claims) Username() string {
+	if c.SSO != nil {
+		if fed, ok := c.SSO["federated_claims"].(map[string]any); ok {
+			if id, _ := fed["user_id"].(string); id != "" {
+				return id
+			}
+		}
+		return c.Subject
+	}
 	name, _, _ := strings.Cut(c.Subject, ":")
 	return name
 }
 
-// Capability is the capability the token was issued for: login or apiKey.
+// Capability is the capability the token was issued for: login or apiKey
+// (a sign-in through the provider is a login).
 func (c Claims) Capability() string {
+	if c.SSO != nil {
+		return CapabilityLogin
+	}
 	_, capability, _ := strings.Cut(c.Subject, ":")
 	return capability
 }

@@ -18,6 +18,12 @@
 // Argo CD, the default role is tried on its own first: what it allows is
 // allowed even if the subject's own lines deny it.
 //
+// A user signed in through an OpenID provider is its user identifier, and
+// its groups are the values of the token claims argocd-rbac-cm's scopes
+// names (default [groups]; each claim a string or a list of strings), so
+// `g, my-org:platform, role:admin` gives that group's members the admin
+// role.
+//
 // Project roles have the subject proj:PROJECT:ROLE. A project line that
 // names another subject, another project's objects, or a resource outside
 // applications, applicationsets, logs and exec is ignored, as Argo CD

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+	"sigs.k8s.io/yaml"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 )
@@ -21,6 +22,7 @@ const (
 	KeyPolicy      = "policy.csv"
 	KeyDefault     = "policy.default"
 	KeyMatchMode   = "policy.matchMode"
+	KeyScopes      = "scopes"
 	MatchModeGlob  = "glob"
 	MatchModeRegex = "regex"
 )
@@ -33,7 +35,13 @@ type Config struct {
 	DefaultRole string
 	// MatchMode is MatchModeGlob (the default) or MatchModeRegex.
 	MatchMode string
+	// Scopes are the claims of a signed-in user's token whose values are
+	// its groups: argocd-rbac-cm's scopes, DefaultScopes when absent.
+	Scopes []string
 }
+
+// DefaultScopes are the claims that hold a user's groups by default.
+var DefaultScopes = []string{"groups"}
 
 // ConfigFromData reads argocd-rbac-cm's data. policy.csv comes first, then
 // every other policy.<name>.csv key in key order. A malformed line is left
@@ -44,6 +52,15 @@ func ConfigFromData(data map[string]string) (Config, error) {
 		cfg.MatchMode = MatchModeGlob
 	}
 	var errs []error
+	cfg.Scopes = DefaultScopes
+	if raw := strings.TrimSpace(data[KeyScopes]); raw != "" {
+		var scopes []string
+		if err := yaml.Unmarshal([]byte(raw), &scopes); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q is not a list such as [groups, email]; using [groups]", KeyScopes, raw))
+		} else {
+			cfg.Scopes = scopes
+		}
+	}
 	if cfg.MatchMode != MatchModeGlob && cfg.MatchMode != MatchModeRegex {
 		errs = append(errs, fmt.Errorf("%s %q is not glob or regex; using glob", KeyMatchMode, cfg.MatchMode))
 		cfg.MatchMode = MatchModeGlob
@@ -121,6 +138,30 @@ func checkProjectLine(p Policy, project, sub string) error {
 type Subject struct {
 	Name   string
 	Groups []string
+	// Claims are a signed-in user's token claims: the values of the
+	// Config's Scopes among them are groups too.
+	Claims map[string]any
+}
+
+// ScopeValues are the string values of the named claims: each a string
+// or a list of strings, as Argo CD reads them.
+func ScopeValues(claims map[string]any, scopes []string) []string {
+	var out []string
+	for _, sc := range scopes {
+		switch v := claims[sc].(type) {
+		case string:
+			out = append(out, v)
+		case []string:
+			out = append(out, v...)
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Enforcer decides requests for one snapshot of the policy. It is safe for
@@ -129,6 +170,7 @@ type Enforcer struct {
 	rules       []compiledRule
 	roles       map[string][]string // member -> roles it has directly
 	defaultRole string
+	scopes      []string
 }
 
 // compiledRule is a Rule with its patterns compiled.
@@ -149,7 +191,11 @@ func New(cfg Config, projects ...Policy) *Enforcer {
 	if cfg.MatchMode == MatchModeRegex {
 		compile = compileRegex
 	}
-	e := &Enforcer{roles: map[string][]string{}, defaultRole: cfg.DefaultRole}
+	scopes := cfg.Scopes
+	if scopes == nil {
+		scopes = DefaultScopes
+	}
+	e := &Enforcer{roles: map[string][]string{}, defaultRole: cfg.DefaultRole, scopes: scopes}
 	for _, r := range all.Rules {
 		e.rules = append(e.rules, compiledRule{
 			Rule: r, resource: compile(r.Resource), action: compile(r.Action), object: compile(r.Object),
@@ -169,8 +215,18 @@ func (e *Enforcer) Allowed(sub Subject, resource, action, object string) bool {
 	if sub.Name == "" {
 		return false
 	}
-	return e.decide(append([]string{sub.Name}, sub.Groups...), resource, action, object)
+	return e.decide(e.Subjects(sub), resource, action, object)
 }
+
+// Subjects are the names a subject's lines may name: its own, its
+// groups, and its token's scope values.
+func (e *Enforcer) Subjects(sub Subject) []string {
+	out := append([]string{sub.Name}, sub.Groups...)
+	return append(out, ScopeValues(sub.Claims, e.scopes)...)
+}
+
+// Groups are a subject's groups and its token's scope values.
+func (e *Enforcer) Groups(sub Subject) []string { return e.Subjects(sub)[1:] }
 
 // decide applies the rules of the given subjects and every role they
 // reach: some allow and no deny.

@@ -100,6 +100,7 @@ func (a *API) routes() {
 	m.HandleFunc("DELETE /api/v1/session", a.authed(a.logout))
 	m.HandleFunc("GET /api/v1/session/userinfo", a.userinfo)
 	m.HandleFunc("GET /api/version", a.version)
+	a.ssoRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))
@@ -150,11 +151,17 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 type session struct {
 	claims auth.Claims
 	token  string
+	// renewed is the provider's renewal of a sign-in, for the cookie.
+	renewed *auth.Renewal
+	// anonymous: no token, and argocd-cm lets such requests in.
+	anonymous bool
 }
 
 func (s *session) username() string { return s.claims.Username() }
 
-func (s *session) subject() rbac.Subject { return rbac.Subject{Name: s.claims.Username()} }
+func (s *session) subject() rbac.Subject {
+	return rbac.Subject{Name: s.claims.Username(), Claims: s.claims.SSO}
+}
 
 type sessionHandler func(w http.ResponseWriter, r *http.Request, s *session)
 
@@ -172,6 +179,7 @@ func (a *API) authed(h sessionHandler) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, errors.New("cross-origin request refused"))
 			return
 		}
+		a.keepRenewal(w, r, s, fromCookie)
 		h(w, r, s)
 	}
 }
@@ -187,9 +195,9 @@ func (a *API) authenticate(r *http.Request) (*session, bool, error) {
 		}
 	}
 	if token == "" {
-		return nil, false, errNoSession
+		return a.anonymousSession(r)
 	}
-	c, err := a.opts.Auth.Verify(r.Context(), token)
+	c, renewed, err := a.opts.Auth.VerifyOrRenew(r.Context(), token)
 	if err != nil {
 		var ite *auth.InvalidTokenError
 		if errors.As(err, &ite) {
@@ -198,7 +206,10 @@ func (a *API) authenticate(r *http.Request) (*session, bool, error) {
 		slog.ErrorContext(r.Context(), "verify session", "err", err)
 		return nil, fromCookie, errors.New("invalid session: cannot read the settings")
 	}
-	return &session{claims: c, token: token}, fromCookie, nil
+	if renewed != nil {
+		token = renewed.Token
+	}
+	return &session{claims: c, token: token, renewed: renewed}, fromCookie, nil
 }
 
 func bearer(r *http.Request) string {

@@ -51,9 +51,13 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) setTokenCookie(w http.ResponseWriter, token string, expires time.Time) {
+	a.setTokenCookieSecure(w, token, expires, a.opts.Secure)
+}
+
+func (a *API) setTokenCookieSecure(w http.ResponseWriter, token string, expires time.Time, secure bool) {
 	http.SetCookie(w, &http.Cookie{
 		Name: TokenCookie, Value: token, Path: "/", Expires: expires,
-		HttpOnly: true, Secure: a.opts.Secure, SameSite: http.SameSiteLaxMode,
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
 	})
 }
 
@@ -66,6 +70,10 @@ func (a *API) clearTokenCookie(w http.ResponseWriter) {
 
 // logout is DELETE /api/v1/session: the token is revoked until it expires.
 func (a *API) logout(w http.ResponseWriter, r *http.Request, s *session) {
+	if s.anonymous {
+		writeError(w, http.StatusBadRequest, errors.New("no session to log out of"))
+		return
+	}
 	a.opts.Auth.Logout(s.claims)
 	slog.InfoContext(r.Context(), "logout", "user", s.username())
 	a.clearTokenCookie(w)
@@ -82,10 +90,17 @@ type userInfo struct {
 // userinfo is GET /api/v1/session/userinfo. As in Argo CD it answers
 // without a session too, with loggedIn false.
 func (a *API) userinfo(w http.ResponseWriter, r *http.Request) {
-	s, _, err := a.authenticate(r)
-	if err != nil {
+	s, fromCookie, err := a.authenticate(r)
+	if err != nil || s.anonymous {
 		writeJSON(w, http.StatusOK, userInfo{})
 		return
 	}
-	writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: s.username(), Issuer: s.claims.Issuer})
+	a.keepRenewal(w, r, s, fromCookie)
+	info := userInfo{LoggedIn: true, Username: s.username(), Issuer: s.claims.Issuer}
+	if s.claims.SSO != nil {
+		if e, err := a.enforcer(r.Context()); err == nil {
+			info.Groups = e.Groups(s.subject())
+		}
+	}
+	writeJSON(w, http.StatusOK, info)
 }

@@ -68,7 +68,7 @@ type ui struct {
 // page and comes back after it.
 func (u *ui) page(h sessionHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s, _, err := u.api.authenticate(r)
+		s, fromCookie, err := u.api.authenticate(r)
 		if err != nil {
 			if r.Header.Get("X-Requested-With") != "" {
 				writeError(w, http.StatusUnauthorized, err)
@@ -81,6 +81,7 @@ func (u *ui) page(h sessionHandler) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, errors.New("cross-origin request refused"))
 			return
 		}
+		u.api.keepRenewal(w, r, s, fromCookie)
 		h(w, r, s)
 	}
 }
@@ -111,14 +112,28 @@ func (u *ui) renderError(w http.ResponseWriter, r *http.Request, s *session, sta
 
 type loginView struct {
 	Next, Username, Error string
+	// SSOName and SSOURL show the button that signs in through the
+	// OpenID provider.
+	SSOName, SSOURL string
 }
 
 func (u *ui) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, _, err := u.api.authenticate(r); err == nil {
+	if s, _, err := u.api.authenticate(r); err == nil && !s.anonymous {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusFound)
 		return
 	}
-	u.render(w, r, http.StatusOK, "login.html", loginView{Next: safeNext(r.URL.Query().Get("next"))})
+	u.render(w, r, http.StatusOK, "login.html", u.loginView(r, safeNext(r.URL.Query().Get("next"))))
+}
+
+// loginView is the login page's view: with the SSO button when
+// oidc.config is set.
+func (u *ui) loginView(r *http.Request, next string) loginView {
+	v := loginView{Next: next}
+	if st, err := u.api.opts.Auth.Settings(r.Context()); err == nil && st.SSO != nil {
+		v.SSOName = st.SSO.DisplayName()
+		v.SSOURL = "/auth/login?return_url=" + url.QueryEscape(st.SSO.URL+next)
+	}
+	return v
 }
 
 func (u *ui) loginSubmit(w http.ResponseWriter, r *http.Request) {
@@ -130,7 +145,8 @@ func (u *ui) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	user, next := r.PostFormValue("username"), safeNext(r.PostFormValue("next"))
 	token, c, err := u.api.opts.Auth.Login(r.Context(), user, r.PostFormValue("password"), clientIP(r))
 	var throttled *auth.ThrottledError
-	view := loginView{Next: next, Username: user}
+	view := u.loginView(r, next)
+	view.Username = user
 	switch {
 	case errors.As(err, &throttled):
 		view.Error = fmt.Sprintf("Too many failed logins. Try again in %s.", throttled.RetryAfter.Round(time.Second))
@@ -162,7 +178,11 @@ func safeNext(next string) string {
 }
 
 func (u *ui) logout(w http.ResponseWriter, r *http.Request, s *session) {
-	u.api.opts.Auth.Logout(s.claims)
+	next := "/login"
+	if !s.anonymous {
+		u.api.opts.Auth.Logout(s.claims)
+		next = u.api.logoutURL(r, s)
+	}
 	u.api.clearTokenCookie(w)
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
