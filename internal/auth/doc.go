@@ -25,6 +25,12 @@
 // replica; with several, a logout only holds on the replica that served it
 // until the token expires.
 //
+// A token whose iss is not "argocd" is an ID token of the OpenID provider
+// that argocd-cm's oidc.config names (internal/sso verifies and renews
+// it); its user is sub (federated_claims.user_id for Dex), and its claims
+// go with it so RBAC can read the groups. argocd-cm's
+// users.anonymous.enabled lets requests without a token in.
+//
 // Failed logins are throttled per username and per client IP: after
 // MaxFailures failures within Window, further attempts are refused for a
 // delay that doubles with each further failure (capped), without checking

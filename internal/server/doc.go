@@ -36,7 +36,14 @@
 // named by ?appNamespace=, listed with the others, and known to RBAC as
 // PROJECT/NAMESPACE/NAME; the UI links to them the same way.
 //
-// Every call but login and userinfo needs a session: a bearer token or the
+// Sign-in through an OpenID provider (argocd-cm oidc.config, internal/sso)
+// is at Argo CD's paths: GET /auth/login?return_url=, /auth/callback and
+// /auth/logout; GET /api/v1/settings tells clients the provider, without
+// the secret. A session the provider renewed is handed back as a new
+// argocd.token cookie.
+//
+// Every call but login, userinfo and settings needs a session (or
+// argocd-cm's users.anonymous.enabled): a bearer token or the
 // argocd.token cookie (HttpOnly, SameSite=Lax, Secure over TLS), checked by
 // internal/auth; a changing request that authenticates with the cookie
 // must also come from this origin. Every call is then authorized with
