@@ -106,7 +106,7 @@ func (a *Create) createOne(ctx context.Context, app *unstructured.Unstructured) 
 		if err := a.Client.Kube.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
 			return a.Client.explain(err, app.GetName())
 		}
-		if sameDeclaration(live, app) {
+		if SameDeclaration(live, app) {
 			return nil
 		}
 		if !a.Upsert {
@@ -125,9 +125,9 @@ func (a *Create) createOne(ctx context.Context, app *unstructured.Unstructured) 
 	return action, err
 }
 
-// sameDeclaration compares what `app create` declares: spec, labels,
+// SameDeclaration compares what `app create` declares: spec, labels,
 // annotations and finalizers.
-func sameDeclaration(live, want *unstructured.Unstructured) bool {
+func SameDeclaration(live, want *unstructured.Unstructured) bool {
 	return equality.Semantic.DeepEqual(live.Object["spec"], want.Object["spec"]) &&
 		equality.Semantic.DeepEqual(live.GetLabels(), want.GetLabels()) &&
 		equality.Semantic.DeepEqual(live.GetAnnotations(), want.GetAnnotations()) &&

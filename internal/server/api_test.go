@@ -64,6 +64,10 @@ var endpoints = []struct{ method, path string }{
 	{"PUT", "/api/v1/applications/guestbook/rollback"},
 	{"DELETE", "/api/v1/applications/guestbook"},
 	{"GET", "/api/v1/stream/applications"},
+	{"POST", "/api/v1/applications"},
+	{"PUT", "/api/v1/applications/guestbook"},
+	{"PUT", "/api/v1/applications/guestbook/spec"},
+	{"PATCH", "/api/v1/applications/guestbook"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

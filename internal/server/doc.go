@@ -25,7 +25,9 @@
 // /api/v1/session and GET /api/v1/session/userinfo; GET /api/version (the
 // version to anyone, the build to a logged-in user); GET
 // /api/v1/applications (filters projects, selector, health, sync, repo,
-// cluster), GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
+// cluster), POST /api/v1/applications (?upsert=, ?validate=), PUT
+// /api/v1/applications/{name} and .../spec, PATCH (json or merge patches),
+// GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET
 // /api/v1/stream/applications, server-sent events of
