@@ -55,6 +55,7 @@ func newAppCommand(s Streams) *cobra.Command {
 		newAppListCommand(s, f), newAppGetCommand(s, f), newAppHistoryCommand(s, f),
 		newAppSyncCommand(s, f), newAppRollbackCommand(s, f), newAppWaitCommand(s, f),
 		newAppCreateCommand(s, f), newAppSetCommand(s, f), newAppDeleteCommand(s, f), newAppDiffCommand(s, f),
+		newAppTerminateOpCommand(s, f),
 	)
 	return cmd
 }

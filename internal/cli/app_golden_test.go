@@ -50,7 +50,7 @@ func TestAppGolden(t *testing.T) {
 
 // TestAppHelp keeps the help of the app commands readable.
 func TestAppHelp(t *testing.T) {
-	for _, cmd := range []string{"list", "get", "sync", "wait", "create", "set", "delete", "rollback", "history"} {
+	for _, cmd := range []string{"list", "get", "sync", "wait", "create", "set", "delete", "rollback", "history", "terminate-op"} {
 		t.Run(cmd, func(t *testing.T) {
 			out, _, err := runCLI(t, "app", cmd, "--help")
 			if err != nil {

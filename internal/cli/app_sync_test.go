@@ -339,7 +339,7 @@ func TestAppUnknownApp(t *testing.T) {
 	ns, _ := appCluster(t)
 	for _, args := range [][]string{
 		{"get", "nope"}, {"history", "nope"}, {"sync", "nope", "--async"}, {"rollback", "nope", "1"},
-		{"wait", "nope"}, {"set", "nope", "--revision", "v2"}, {"delete", "nope", "--yes"},
+		{"wait", "nope"}, {"set", "nope", "--revision", "v2"}, {"delete", "nope", "--yes"}, {"terminate-op", "nope"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			_, _, err := runApp(t, ns, args...)
@@ -408,5 +408,27 @@ func TestAppSyncLocal(t *testing.T) {
 	_, _, err = runApp(t, ns, "sync", "guestbook", "--async", "--local", filepath.Join(local, "nope"))
 	if err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("a folder that is not there: %v, want an error naming it", err)
+	}
+}
+
+func TestAppTerminateOp(t *testing.T) {
+	ns, c := appCluster(t)
+	createFixtures(t, c, ns, "guestbook")
+	if _, _, err := runApp(t, ns, "terminate-op", "guestbook"); err == nil || err.Error() != "Unable to terminate operation. No operation is in progress" {
+		t.Fatalf("terminate-op with no operation: %v", err)
+	}
+	app := getApp(t, c, ns, "guestbook")
+	op := v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}}
+	app.Operation = &op
+	app.Status.OperationState = &v1alpha1.OperationState{Operation: op, Phase: v1alpha1.OperationRunning, StartedAt: metav1.Now()}
+	if err := c.Update(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runApp(t, ns, "terminate-op", "guestbook")
+	if err != nil || out != "Application 'guestbook' operation terminating\n" {
+		t.Fatalf("terminate-op: %q %v", out, err)
+	}
+	if got := getApp(t, c, ns, "guestbook").Status.OperationState.Phase; got != v1alpha1.OperationTerminating {
+		t.Errorf("the operation's phase after terminate-op: %s", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	stdsync "sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,6 +82,10 @@ type opRequest struct {
 // returned duration is when a closed sync window opens (0: no wait).
 func (sr *starter) handleOperation(ctx context.Context, req opRequest) (time.Duration, bool) {
 	app := req.app
+	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationTerminating {
+		sr.terminate(ctx, app)
+		return 0, false
+	}
 	if sr.runs.Active(sr.key(app)) {
 		sr.supersedeIfNewRevision(ctx, app)
 		return 0, false
@@ -116,6 +121,26 @@ func (sr *starter) handleOperation(ctx context.Context, req opRequest) (time.Dur
 		sr.setWait(ctx, app, "", "")
 	}
 	return 0, true
+}
+
+// terminate ends the operation a user terminated (Argo CD's
+// terminate-op: status.operationState.phase Terminating): the runner of a
+// running sync ends it at once; with none running here (a sync that a
+// window or a dependency held, or one a stopped controller ran), the
+// operation ends now, Failed.
+func (sr *starter) terminate(ctx context.Context, app *v1alpha1.Application) {
+	if sr.runs.Active(sr.key(app)) {
+		if sr.runs.Terminate(sr.key(app)) {
+			logctx.From(ctx).Info("operation terminated by a user")
+		}
+		return
+	}
+	now := metav1.NewTime(sr.now())
+	st := app.Status.OperationState
+	st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &now
+	app.Operation = nil
+	clearWaits(&app.Status)
+	logctx.From(ctx).Info("operation terminated by a user before it ran here")
 }
 
 // startRunner runs the app's operation in a runner of its own. request,

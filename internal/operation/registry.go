@@ -66,6 +66,9 @@ type runner struct {
 	// stop is closed to ask the sync to stop at its next safe point.
 	stop       chan struct{}
 	superseded bool
+	// terminate is closed to end the sync at once (a user's terminate).
+	terminate  chan struct{}
+	terminated bool
 	// revision is the revision the current attempt syncs, once resolved.
 	revision string
 	// ended is closed when the runner has returned.
@@ -143,7 +146,7 @@ func (rs *Registry) Start(name string, cancel context.CancelFunc, now time.Time)
 	if _, ok := rs.running[name]; ok {
 		return false
 	}
-	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{}), ended: make(chan struct{})}
+	rs.running[name] = runner{cancel: cancel, started: now, stop: make(chan struct{}), terminate: make(chan struct{}), ended: make(chan struct{})}
 	return true
 }
 
@@ -153,6 +156,30 @@ func (rs *Registry) stopChan(name string) <-chan struct{} {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.running[name].stop
+}
+
+// terminateChan is the channel that ends app name's sync at once; nil
+// when none runs.
+func (rs *Registry) terminateChan(name string) <-chan struct{} {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.running[name].terminate
+}
+
+// Terminate ends app name's sync at once, as a user's terminate-op asks;
+// it reports whether this call asked (false when none runs or it was
+// asked).
+func (rs *Registry) Terminate(name string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	run, ok := rs.running[name]
+	if !ok || run.terminated {
+		return false
+	}
+	close(run.terminate)
+	run.terminated = true
+	rs.running[name] = run
+	return true
 }
 
 // syncing records the revision app name's current attempt syncs.

@@ -50,6 +50,10 @@ func (rn *Runner) retry(ctx context.Context, app *v1alpha1.Application, opState 
 		return false
 	case <-rn.Registry.stopChan(rn.key(app)):
 		return false
+	case <-rn.Registry.terminateChan(rn.key(app)):
+		now := rn.Now().UTC()
+		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &now
+		return false
 	case <-time.After(wait):
 		return true
 	}

@@ -109,10 +109,11 @@ func (rn *Runner) Run(ctx context.Context, req Request, host Host) {
 			return
 		}
 		out.stopped = errors.Is(err, wsync.ErrStopped)
-		if err != nil && !out.stopped {
+		terminated := errors.Is(err, wsync.ErrTerminated) || closed(rn.Registry.terminateChan(rn.key(app)))
+		if err != nil && !out.stopped && !errors.Is(err, wsync.ErrTerminated) {
 			st.Phase, st.Message = v1alpha1.OperationFailed, err.Error()
 		}
-		if st.Phase == v1alpha1.OperationSucceeded || out.stopped || !rn.retry(ctx, app, opState, st) {
+		if st.Phase == v1alpha1.OperationSucceeded || out.stopped || terminated || !rn.retry(ctx, app, opState, st) {
 			if closed(rn.Registry.stopChan(rn.key(app))) && !out.stopped {
 				out.stopped = true
 				st.Message = "stopped: superseded by a new revision while waiting to retry: " + st.Message
@@ -165,6 +166,7 @@ func (rn *Runner) syncOnce(ctx context.Context, req Request, opState *v1alpha1.O
 	opts.OnProgress = progress.update
 	opts.Checkpoint = progress.checkpoint
 	opts.Stop = rn.Registry.stopChan(rn.key(app))
+	opts.Terminate = rn.Registry.terminateChan(rn.key(app))
 	if opts.Deadline, opts.DeadlineReason, err = deadline(app, opState); err != nil {
 		return out, err
 	}

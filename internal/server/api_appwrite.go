@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ func (a *API) appWriteRoutes() {
 	m.HandleFunc("PUT /api/v1/applications/{name}", a.authed(a.updateApp))
 	m.HandleFunc("PUT /api/v1/applications/{name}/spec", a.authed(a.updateSpec))
 	m.HandleFunc("PATCH /api/v1/applications/{name}", a.authed(a.patchApp))
+	m.HandleFunc("DELETE /api/v1/applications/{name}/operation", a.authed(a.terminateOperation))
 }
 
 // errSpecDiffers is Argo CD's refusal to create over a different app.
@@ -316,4 +318,20 @@ func (a *API) changeApp(w http.ResponseWriter, r *http.Request, s *session, full
 		return
 	}
 	writeJSON(w, http.StatusOK, cleanApp(written))
+}
+
+// terminateOperation is DELETE /api/v1/applications/{name}/operation
+// (`argocd app terminate-op`): the running operation's phase becomes
+// Terminating, and the controller ends it.
+func (a *API) terminateOperation(w http.ResponseWriter, r *http.Request, s *session) {
+	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionSync)
+	if app == nil {
+		return
+	}
+	if err := (&appclient.Terminate{Client: a.appClientIn(s, app.Namespace), Name: app.Name}).Run(r.Context()); err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	slog.InfoContext(r.Context(), "operation terminated", "app", a.appObject(app), "user", s.username())
+	writeJSON(w, http.StatusOK, map[string]any{})
 }

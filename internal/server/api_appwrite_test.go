@@ -127,3 +127,37 @@ spec:
 		t.Errorf("guestbook's status changed: %+v", got.Status.Health)
 	}
 }
+
+func TestAPITerminateOperation(t *testing.T) {
+	h := newAPIHarness(t, harnessOptions{})
+	h.applyFixtures()
+	h.apply(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: busy}
+spec:
+  project: default
+  source: {repoURL: https://git.example/busy.git, path: busy}
+  destination: {server: https://kubernetes.default.svc, namespace: NAMESPACE}
+operation: {sync: {}, initiatedBy: {username: admin}}
+status:
+  operationState:
+    operation: {sync: {}, initiatedBy: {username: admin}}
+    phase: Running
+    message: waiting for Job NAMESPACE/migrate
+    startedAt: "2026-12-01T10:00:00Z"
+`)
+	admin := h.admin()
+	r := h.do("DELETE", "/api/v1/applications/busy/operation", h.login("alice", alicePassword), nil)
+	h.wantError("alice terminates", r, http.StatusForbidden, 7)
+	if r = h.do("DELETE", "/api/v1/applications/busy/operation", admin, nil); r.status != http.StatusOK {
+		t.Fatalf("terminate: %d %s", r.status, r.body)
+	}
+	if got := h.app("busy").Status.OperationState.Phase; got != "Terminating" {
+		t.Errorf("the operation's phase after terminate: %s", got)
+	}
+	r = h.do("DELETE", "/api/v1/applications/guestbook/operation", admin, nil)
+	h.wantError("terminate with no operation", r, http.StatusBadRequest, 3)
+	if !strings.Contains(r.body, "Unable to terminate operation. No operation is in progress") {
+		t.Errorf("terminate with no operation: %s", r.body)
+	}
+}

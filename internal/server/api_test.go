@@ -68,6 +68,7 @@ var endpoints = []struct{ method, path string }{
 	{"PUT", "/api/v1/applications/guestbook"},
 	{"PUT", "/api/v1/applications/guestbook/spec"},
 	{"PATCH", "/api/v1/applications/guestbook"},
+	{"DELETE", "/api/v1/applications/guestbook/operation"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

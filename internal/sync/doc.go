@@ -119,7 +119,9 @@
 // already written is undone. Options.Deadline (a sync timeout) ends a wait
 // at once instead, a step's writes finishing first: running hooks are
 // released from the hook finalizer and the sync ends Failed with the
-// reason and what it waited for.
+// reason and what it waited for. Options.Terminate (a user's
+// terminate-op) ends it at once too: running hooks are deleted, the state
+// ends Failed, "Operation terminated", and Run returns [ErrTerminated].
 //
 // The package does not render manifests, read Git or decide when to sync.
 package sync

@@ -88,6 +88,12 @@ func (e *Executor) Run(ctx context.Context, st *State) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if e.terminateRequested() {
+			if err := e.Terminate(ctx, st); err != nil {
+				return err
+			}
+			return ErrTerminated
+		}
 		if e.stopRequested() && safeToStop(st) {
 			err := e.stop(ctx, st)
 			e.progress(st)
@@ -101,7 +107,7 @@ func (e *Executor) Run(ctx context.Context, st *State) error {
 		action := e.next(st)
 		err := action(ctx, st)
 		e.progress(st)
-		if err != nil && !errors.Is(err, errStopWait) && !errors.Is(err, errDeadline) {
+		if err != nil && !errors.Is(err, errStopWait) && !errors.Is(err, errDeadline) && !errors.Is(err, errTerminateWait) {
 			return err
 		}
 	}

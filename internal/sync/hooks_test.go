@@ -157,6 +157,41 @@ func TestHookFailedDeletePolicy(t *testing.T) {
 	}
 }
 
+// wantTerminated checks a sync of sync/long-hook.yaml that was
+// terminated while its hook ran: Failed, the hook deleted, the ConfigMap
+// after it never applied.
+func wantTerminated(ctx context.Context, t *testing.T, env *testenv.Env, ns string, st *State) {
+	t.Helper()
+	if st.Phase != v1alpha1.OperationFailed || st.Message != "Operation terminated" {
+		t.Errorf("state %s: %q, want Failed: Operation terminated", st.Phase, st.Message)
+	}
+	waitFor(t, func() bool {
+		_, err := env.Client.BatchV1().Jobs(ns).Get(ctx, "long", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if _, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap of a terminated sync: err = %v, want NotFound", err)
+	}
+}
+
+// TestTerminateOption: closing Options.Terminate while a hook runs ends
+// the sync at once, as a user's terminate-op does.
+func TestTerminateOption(t *testing.T) {
+	env, ns, ctx, run := setup(t)
+	terminate := make(chan struct{})
+	run.opts.Terminate = terminate
+	run.opts.OnEvent = func(e Event) {
+		if e.Type == EventApplied && e.SyncPhase == v1alpha1.SyncPhasePreSync {
+			close(terminate)
+		}
+	}
+	st, _, err := run.runUntil(ctx, fixture(t, "sync/long-hook.yaml", ns))
+	if !errors.Is(err, ErrTerminated) {
+		t.Fatalf("Run() = %v, want ErrTerminated", err)
+	}
+	wantTerminated(ctx, t, env, ns, st)
+}
+
 func TestTerminate(t *testing.T) {
 	env, ns, ctx, run := setup(t)
 	running, cancel := context.WithCancel(ctx)
@@ -173,16 +208,7 @@ func TestTerminate(t *testing.T) {
 	if err := exec.Terminate(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Phase != v1alpha1.OperationFailed || st.Message != "Operation terminated" {
-		t.Errorf("state %s: %q, want Failed: Operation terminated", st.Phase, st.Message)
-	}
-	waitFor(t, func() bool {
-		_, err := env.Client.BatchV1().Jobs(ns).Get(ctx, "long", metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
-	if _, err := env.Client.CoreV1().ConfigMaps(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("ConfigMap of a terminated sync: err = %v, want NotFound", err)
-	}
+	wantTerminated(ctx, t, env, ns, st)
 }
 
 // TestCheckpointBeforeGenerateNameHooks: the state that names a

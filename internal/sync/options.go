@@ -140,6 +140,11 @@ type Options struct {
 	// safeToStop): Run then returns ErrStopped. The controller closes it
 	// when a new revision supersedes an automated sync.
 	Stop <-chan struct{}
+	// Terminate, when closed, ends the sync at once (a step's writes
+	// finish first): running hooks are deleted and Run returns
+	// ErrTerminated with the state Failed, "Operation terminated". The
+	// controller closes it when a user terminates the operation.
+	Terminate <-chan struct{}
 	// Deadline, when set, is when the sync times out: a wait that reaches
 	// it ends, running hooks are released, and the sync ends Failed with
 	// DeadlineReason and what it waited for (a step's writes finish first).

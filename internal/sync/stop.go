@@ -21,6 +21,27 @@ var ErrStopped = errors.New("sync stopped: superseded")
 // stop.
 var errStopWait = errors.New("wait stopped")
 
+// ErrTerminated is Run's error when Options.Terminate ended the sync; the
+// state has ended Failed, "Operation terminated".
+var ErrTerminated = errors.New("sync terminated")
+
+// errTerminateWait ends a step's wait at once; Run turns it into the
+// termination.
+var errTerminateWait = errors.New("wait terminated")
+
+// terminateRequested reports whether Options.Terminate was closed.
+func (e *Executor) terminateRequested() bool {
+	if e.opts.Terminate == nil {
+		return false
+	}
+	select {
+	case <-e.opts.Terminate:
+		return true
+	default:
+		return false
+	}
+}
+
 // safeToStop reports whether a sync in st may stop now and leave nothing
 // half done: it is running, not failing (its SyncFail hooks must run), and
 // no hook it created is still running (a hook's result is read and its

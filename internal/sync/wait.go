@@ -155,6 +155,8 @@ func (w *waiter) run(ctx context.Context, all bool) (time.Time, error) {
 			return time.Time{}, ctx.Err()
 		case <-deadline:
 			return time.Time{}, errDeadline
+		case <-w.e.opts.Terminate:
+			return time.Time{}, errTerminateWait
 		case <-stop:
 			stop, stopping = nil, true // closed: look again after each event
 			continue
