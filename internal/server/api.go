@@ -102,6 +102,7 @@ func (a *API) routes() {
 	m.HandleFunc("GET /api/version", a.version)
 	a.ssoRoutes()
 	a.appWriteRoutes()
+	a.projectRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))

@@ -69,6 +69,11 @@ var endpoints = []struct{ method, path string }{
 	{"PUT", "/api/v1/applications/guestbook/spec"},
 	{"PATCH", "/api/v1/applications/guestbook"},
 	{"DELETE", "/api/v1/applications/guestbook/operation"},
+	{"GET", "/api/v1/projects"},
+	{"GET", "/api/v1/projects/default"},
+	{"POST", "/api/v1/projects"},
+	{"PUT", "/api/v1/projects/default"},
+	{"DELETE", "/api/v1/projects/team"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

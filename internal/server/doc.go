@@ -27,7 +27,8 @@
 // /api/v1/applications (filters projects, selector, health, sync, repo,
 // cluster), POST /api/v1/applications (?upsert=, ?validate=), PUT
 // /api/v1/applications/{name} and .../spec, PATCH (json or merge patches),
-// DELETE .../operation (terminate: the controller ends the sync),
+// DELETE .../operation (terminate: the controller ends the sync), the
+// projects (GET/POST /api/v1/projects, GET/PUT/DELETE .../{name}),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET
