@@ -87,26 +87,10 @@ var dummyHash = sync.OnceValue(func() []byte {
 // a session token and its claims. Errors: ErrBadCredentials,
 // *ThrottledError, or a failure to read the settings.
 func (a *Authenticator) Login(ctx context.Context, username, password, clientIP string) (string, Claims, error) {
-	if wait := a.opts.Limiter.Wait(username, clientIP); wait > 0 {
-		return "", Claims{}, &ThrottledError{RetryAfter: wait}
-	}
-	st, err := a.opts.Settings.Settings(ctx)
+	st, err := a.checkPassword(ctx, username, password, clientIP)
 	if err != nil {
 		return "", Claims{}, err
 	}
-	acct := st.Accounts[username]
-	usable := acct != nil && acct.Enabled && acct.Has(CapabilityLogin) && acct.PasswordHash != ""
-	var hash []byte
-	if usable {
-		hash = []byte(acct.PasswordHash)
-	} else {
-		hash = dummyHash()
-	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || !usable {
-		a.opts.Limiter.Failed(username, clientIP)
-		return "", Claims{}, ErrBadCredentials
-	}
-	a.opts.Limiter.Succeeded(username)
 	if len(st.SecretKey) == 0 {
 		return "", Claims{}, errors.New("no signing key: argocd-secret has no server.secretkey")
 	}
@@ -121,6 +105,32 @@ func (a *Authenticator) Login(ctx context.Context, username, password, clientIP 
 	}
 	token, err := Sign(st.SecretKey, c)
 	return token, c, err
+}
+
+// checkPassword checks a login's password, throttled, and returns the
+// settings it read.
+func (a *Authenticator) checkPassword(ctx context.Context, username, password, clientIP string) (*Settings, error) {
+	if wait := a.opts.Limiter.Wait(username, clientIP); wait > 0 {
+		return nil, &ThrottledError{RetryAfter: wait}
+	}
+	st, err := a.opts.Settings.Settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acct := st.Accounts[username]
+	usable := acct != nil && acct.Enabled && acct.Has(CapabilityLogin) && acct.PasswordHash != ""
+	var hash []byte
+	if usable {
+		hash = []byte(acct.PasswordHash)
+	} else {
+		hash = dummyHash()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || !usable {
+		a.opts.Limiter.Failed(username, clientIP)
+		return nil, ErrBadCredentials
+	}
+	a.opts.Limiter.Succeeded(username)
+	return st, nil
 }
 
 // Verify checks a token (see the package doc for the rules) and returns

@@ -1,14 +1,13 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
-	"slices"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -38,6 +37,9 @@ type Settings struct {
 	// Anonymous is argocd-cm's users.anonymous.enabled: a request without
 	// a token acts with policy.default's rights.
 	Anonymous bool
+	// PasswordPattern is the rule new passwords follow (argocd-cm
+	// passwordPattern, DefaultPasswordPattern when absent).
+	PasswordPattern string
 }
 
 // KeyAnonymous is the argocd-cm key that lets requests without a token in.
@@ -58,7 +60,8 @@ func (s Store) Settings(ctx context.Context) (*Settings, error) {
 	if err != nil {
 		slog.WarnContext(ctx, "some account settings are unreadable", "err", err)
 	}
-	st := &Settings{Accounts: accounts, SecretKey: sec.Data[KeyServerSecretKey], Anonymous: cm.Data[KeyAnonymous] == "true"}
+	st := &Settings{Accounts: accounts, SecretKey: sec.Data[KeyServerSecretKey], Anonymous: cm.Data[KeyAnonymous] == "true",
+		PasswordPattern: cmp.Or(cm.Data[KeyPasswordPattern], DefaultPasswordPattern)}
 	st.SSO, st.SSOError = sso.ParseConfig(ctx, cm.Data, s.secretLookup(sec.Data))
 	return st, nil
 }
@@ -224,24 +227,8 @@ func (s Store) IssueAPIToken(ctx context.Context, account string, expiresIn time
 	if expiresIn > 0 {
 		c.ExpiresAt = now.Add(expiresIn).Unix()
 	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var sec corev1.Secret
-		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: SecretName}, &sec); err != nil {
-			return err
-		}
-		var tokens []TokenRecord
-		if raw := sec.Data[TokensKey(account)]; len(raw) > 0 {
-			if err := json.Unmarshal(raw, &tokens); err != nil {
-				return fmt.Errorf("%s: %w", TokensKey(account), err)
-			}
-		}
-		tokens = append(slices.Clone(tokens), TokenRecord{ID: id, IssuedAt: c.IssuedAt, ExpiresAt: c.ExpiresAt})
-		raw, err := json.Marshal(tokens)
-		if err != nil {
-			return err
-		}
-		sec.Data[TokensKey(account)] = raw
-		return s.Client.Update(ctx, &sec)
+	err = s.updateTokens(ctx, account, func(tokens []TokenRecord) ([]TokenRecord, error) {
+		return append(tokens, TokenRecord{ID: id, IssuedAt: c.IssuedAt, ExpiresAt: c.ExpiresAt}), nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("record API token of %q: %w", account, err)

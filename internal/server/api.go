@@ -103,6 +103,7 @@ func (a *API) routes() {
 	a.ssoRoutes()
 	a.appWriteRoutes()
 	a.projectRoutes()
+	a.accountRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))

@@ -74,6 +74,12 @@ var endpoints = []struct{ method, path string }{
 	{"POST", "/api/v1/projects"},
 	{"PUT", "/api/v1/projects/default"},
 	{"DELETE", "/api/v1/projects/team"},
+	{"GET", "/api/v1/account"},
+	{"GET", "/api/v1/account/admin"},
+	{"PUT", "/api/v1/account/password"},
+	{"GET", "/api/v1/account/can-i/applications/get/default/guestbook"},
+	{"POST", "/api/v1/account/bot/token"},
+	{"DELETE", "/api/v1/account/bot/token/x"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

@@ -28,7 +28,9 @@
 // cluster), POST /api/v1/applications (?upsert=, ?validate=), PUT
 // /api/v1/applications/{name} and .../spec, PATCH (json or merge patches),
 // DELETE .../operation (terminate: the controller ends the sync), the
-// projects (GET/POST /api/v1/projects, GET/PUT/DELETE .../{name}),
+// projects (GET/POST /api/v1/projects, GET/PUT/DELETE .../{name}), the
+// accounts (GET /api/v1/account and .../{name}, PUT .../password, GET
+// .../can-i/{resource}/{action}/{object}, POST and DELETE .../{name}/token),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET
