@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
@@ -44,6 +45,9 @@ type APIOptions struct {
 	// Kube reads and writes the cluster directly (no cache), with a scheme
 	// that knows the core and argoproj.io types.
 	Kube client.WithWatch
+	// RESTConfig is the server's own connection, the in-cluster
+	// destination's (its version is probed for the cluster list).
+	RESTConfig *rest.Config
 	// Auth logs users in and verifies their tokens.
 	Auth *auth.Authenticator
 	// Differ computes live-vs-desired diffs; nil leaves diffs empty.
@@ -104,6 +108,7 @@ func (a *API) routes() {
 	a.appWriteRoutes()
 	a.projectRoutes()
 	a.accountRoutes()
+	a.clusterRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))

@@ -80,6 +80,8 @@ var endpoints = []struct{ method, path string }{
 	{"GET", "/api/v1/account/can-i/applications/get/default/guestbook"},
 	{"POST", "/api/v1/account/bot/token"},
 	{"DELETE", "/api/v1/account/bot/token/x"},
+	{"GET", "/api/v1/clusters"},
+	{"GET", "/api/v1/clusters/in-cluster?id.type=name"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

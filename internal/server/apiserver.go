@@ -70,7 +70,7 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		}
 	}
 	api, err := NewAPI(APIOptions{
-		Namespace: o.Namespace, ApplicationNamespaces: o.ApplicationNamespaces, Kube: kube, Differ: o.Differ, Secure: !o.Insecure,
+		Namespace: o.Namespace, ApplicationNamespaces: o.ApplicationNamespaces, Kube: kube, RESTConfig: cfg, Differ: o.Differ, Secure: !o.Insecure,
 		Auth: auth.New(auth.Options{Settings: store, SessionTTL: o.SessionTTL, Limiter: o.Limiter}),
 	})
 	if err != nil {

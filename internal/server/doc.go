@@ -31,6 +31,8 @@
 // projects (GET/POST /api/v1/projects, GET/PUT/DELETE .../{name}), the
 // accounts (GET /api/v1/account and .../{name}, PUT .../password, GET
 // .../can-i/{resource}/{action}/{object}, POST and DELETE .../{name}/token),
+// the clusters (GET /api/v1/clusters and .../{server}, ?id.type=name; no
+// credentials, each probed for its version),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET
