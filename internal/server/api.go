@@ -109,6 +109,7 @@ func (a *API) routes() {
 	a.projectRoutes()
 	a.accountRoutes()
 	a.clusterRoutes()
+	a.repoRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))
@@ -327,6 +328,29 @@ func (a *API) appNamespace(r *http.Request) (string, error) {
 		return "", application.NamespaceNotEnabledError(ns)
 	}
 	return ns, nil
+}
+
+// writeList answers a list as Argo CD's: {"metadata": ..., "items": ...}.
+func writeList(w http.ResponseWriter, metadata map[string]any, items any) {
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"metadata": metadata, "items": items})
+}
+
+// allowedOr403 checks that s may do action on object of resource; when it
+// may not (or the policy cannot be read) it answers and returns nil.
+func (a *API) allowedOr403(w http.ResponseWriter, r *http.Request, s *session, resource, action, object string) *rbac.Enforcer {
+	enf, err := a.enforcer(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return nil
+	}
+	if !enf.Allowed(s.subject(), resource, action, object) {
+		writeError(w, http.StatusForbidden, permissionDenied(resource, action, object, s))
+		return nil
+	}
+	return enf
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -65,7 +65,7 @@ func (a *API) listAccounts(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeList(w, nil, items)
 }
 
 func (a *API) accountsAndPolicy(w http.ResponseWriter, r *http.Request) (*auth.Settings, *rbac.Enforcer, bool) {
@@ -84,12 +84,12 @@ func (a *API) accountsAndPolicy(w http.ResponseWriter, r *http.Request) (*auth.S
 
 // account checks s may do action on account name and returns it.
 func (a *API) account(w http.ResponseWriter, r *http.Request, s *session, name, action string) *auth.Account {
-	st, enf, ok := a.accountsAndPolicy(w, r)
-	if !ok {
+	if a.allowedOr403(w, r, s, rbac.ResourceAccounts, action, name) == nil {
 		return nil
 	}
-	if !enf.Allowed(s.subject(), rbac.ResourceAccounts, action, name) {
-		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceAccounts, action, name, s))
+	st, err := a.opts.Auth.Settings(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
 		return nil
 	}
 	acct := st.Accounts[name]

@@ -97,7 +97,7 @@ func TestAPIAppActions(t *testing.T) {
 	if err := h.kube.Update(t.Context(), child); err != nil {
 		t.Fatal(err)
 	}
-	h.wantError("unknown endpoint", h.do("GET", "/api/v1/clusters", admin, nil), http.StatusNotFound, 5)
+	h.wantError("unknown endpoint", h.do("GET", "/api/v1/certificates", admin, nil), http.StatusNotFound, 5)
 }
 
 // clearOperation removes a pending operation, as a controller finishing

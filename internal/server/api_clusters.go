@@ -101,7 +101,7 @@ func (a *API) listClusters(w http.ResponseWriter, r *http.Request, s *session) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"metadata": map[string]any{}, "items": items})
+	writeList(w, nil, items)
 }
 
 // getCluster is GET /api/v1/clusters/{server}: by URL, or by name with

@@ -54,19 +54,13 @@ func (a *API) listProjects(w http.ResponseWriter, r *http.Request, s *session) {
 			items = append(items, cleanApp(&list.Items[i]))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"metadata": map[string]any{"resourceVersion": list.GetResourceVersion()}, "items": items})
+	writeList(w, map[string]any{"resourceVersion": list.GetResourceVersion()}, items)
 }
 
 // authorizedProject checks s may do action on the project named, and
 // reads it; on failure it writes the error and returns nil.
 func (a *API) authorizedProject(w http.ResponseWriter, r *http.Request, s *session, name, action string) *unstructured.Unstructured {
-	enf, err := a.enforcer(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return nil
-	}
-	if !enf.Allowed(s.subject(), rbac.ResourceProjects, action, name) {
-		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceProjects, action, name, s))
+	if a.allowedOr403(w, r, s, rbac.ResourceProjects, action, name) == nil {
 		return nil
 	}
 	u := newProject()
@@ -127,13 +121,8 @@ func (a *API) createProject(w http.ResponseWriter, r *http.Request, s *session) 
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	enf, err := a.enforcer(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	if !enf.Allowed(s.subject(), rbac.ResourceProjects, rbac.ActionCreate, u.GetName()) {
-		writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceProjects, rbac.ActionCreate, u.GetName(), s))
+	enf := a.allowedOr403(w, r, s, rbac.ResourceProjects, rbac.ActionCreate, u.GetName())
+	if enf == nil {
 		return
 	}
 	err = a.opts.Kube.Create(r.Context(), u)

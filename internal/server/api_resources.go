@@ -176,7 +176,7 @@ func (a *API) managedResourcesHandler(w http.ResponseWriter, r *http.Request, s 
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeList(w, nil, items)
 }
 
 // events is GET /api/v1/applications/{name}/events: the Kubernetes events

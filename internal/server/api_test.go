@@ -82,6 +82,9 @@ var endpoints = []struct{ method, path string }{
 	{"DELETE", "/api/v1/account/bot/token/x"},
 	{"GET", "/api/v1/clusters"},
 	{"GET", "/api/v1/clusters/in-cluster?id.type=name"},
+	{"GET", "/api/v1/repositories"},
+	{"POST", "/api/v1/repositories"},
+	{"DELETE", "/api/v1/repositories/x"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

@@ -32,7 +32,9 @@
 // accounts (GET /api/v1/account and .../{name}, PUT .../password, GET
 // .../can-i/{resource}/{action}/{object}, POST and DELETE .../{name}/token),
 // the clusters (GET /api/v1/clusters and .../{server}, ?id.type=name; no
-// credentials, each probed for its version),
+// credentials, each probed for its version), the repositories (GET and
+// POST /api/v1/repositories, DELETE .../{repo}: Argo CD's repository
+// Secrets, probed with their credentials, never shown),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET

@@ -140,14 +140,14 @@ func TestConcurrentRefreshesFetchOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := srv.fetches.Load(); got != 1 {
+	if got := srv.Fetches.Load(); got != 1 {
 		t.Errorf("fetches = %d, want 1", got)
 	}
 	// A refresh of an unchanged remote lists refs and fetches nothing.
 	if _, err := repos.Resolve(t.Context(), srv.URL+"/repo.git", "main"); err != nil {
 		t.Fatal(err)
 	}
-	if got := srv.fetches.Load(); got != 1 {
+	if got := srv.Fetches.Load(); got != 1 {
 		t.Errorf("fetches after an unchanged refresh = %d, want 1", got)
 	}
 }
@@ -299,7 +299,7 @@ func TestResolveReusesRecentRefs(t *testing.T) {
 	}
 	third := commitFiles(t, repo.work, "third", map[string]string{"app/cm.yaml": "rev: third\n"})
 	runGit(t, repo.work, "push", "-q", repo.bare, "main")
-	lists := srv.lists.Load()
+	lists := srv.Lists.Load()
 	tests := []struct {
 		name   string
 		url    string
@@ -321,7 +321,7 @@ func TestResolveReusesRecentRefs(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: main = %s, want %s", tc.name, got, tc.want)
 		}
-		if tc.name == "remote, listed within MaxAge" && srv.lists.Load() != lists {
+		if tc.name == "remote, listed within MaxAge" && srv.Lists.Load() != lists {
 			t.Errorf("%s: the remote was listed again", tc.name)
 		}
 	}

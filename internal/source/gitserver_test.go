@@ -1,17 +1,14 @@
 package source
 
 import (
-	"net/http"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/wavecd/wavecd/internal/testenv/folder"
+	"github.com/wavecd/wavecd/internal/testenv/gitserver"
 )
 
 // git runs the git CLI in dir with a fixed identity and returns its output.
@@ -66,47 +63,8 @@ func newTestRepo(t *testing.T) *testRepo {
 	return r
 }
 
-// gitServer serves bare repositories under root with git's own
-// http-backend, on 127.0.0.1, optionally behind basic auth. It counts
-// fetches (upload-pack POSTs) and ref listings.
-type gitServer struct {
-	URL     string
-	fetches atomic.Int32
-	lists   atomic.Int32
-}
-
-func serveGit(t *testing.T, root, user, pass string) *gitServer {
+// serveGit serves the bare repositories under root (see gitserver).
+func serveGit(t *testing.T, root, user, pass string) *gitserver.Server {
 	t.Helper()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatalf("git CLI is needed to serve test repositories: %v", err)
-	}
-	backend := &cgi.Handler{
-		Path: gitPath, Args: []string{"http-backend"},
-		// Pushes are served too (http.receivepack), behind the same
-		// basic auth as fetches.
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1",
-			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true"},
-	}
-	s := &gitServer{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if user != "" {
-			u, p, ok := r.BasicAuth()
-			if !ok || u != user || p != pass {
-				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-		}
-		switch {
-		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-upload-pack"):
-			s.fetches.Add(1)
-		case strings.HasSuffix(r.URL.Path, "/info/refs"):
-			s.lists.Add(1)
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
+	return gitserver.Serve(t, root, user, pass)
 }
