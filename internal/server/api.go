@@ -110,6 +110,7 @@ func (a *API) routes() {
 	a.accountRoutes()
 	a.clusterRoutes()
 	a.repoRoutes()
+	a.appsetRoutes()
 	m.HandleFunc("GET /api/v1/applications", a.authed(a.listApps))
 	m.HandleFunc("GET /api/v1/applications/{name}", a.authed(a.getApp))
 	m.HandleFunc("DELETE /api/v1/applications/{name}", a.authed(a.deleteApp))

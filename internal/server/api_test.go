@@ -85,6 +85,8 @@ var endpoints = []struct{ method, path string }{
 	{"GET", "/api/v1/repositories"},
 	{"POST", "/api/v1/repositories"},
 	{"DELETE", "/api/v1/repositories/x"},
+	{"GET", "/api/v1/applicationsets"},
+	{"GET", "/api/v1/applicationsets/x"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {

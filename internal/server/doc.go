@@ -34,7 +34,8 @@
 // the clusters (GET /api/v1/clusters and .../{server}, ?id.type=name; no
 // credentials, each probed for its version), the repositories (GET and
 // POST /api/v1/repositories, DELETE .../{repo}: Argo CD's repository
-// Secrets, probed with their credentials, never shown),
+// Secrets, probed with their credentials, never shown), the
+// ApplicationSets (GET /api/v1/applicationsets and .../{name}),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
 // .../events, POST .../sync, PUT (or POST) .../rollback, and GET
