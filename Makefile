@@ -13,7 +13,7 @@ SHARED ?= ../shared
 MAIN_GO := CGO_ENABLED=0 $(GO)
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help chromium gitea generate chart-sync image lint-image bench-bootstrap bench-peers argocd-peer flux-peer build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
+.PHONY: help chromium gitea argocd-cli argocd-api test-argocdapi generate chart-sync image lint-image bench-bootstrap bench-peers argocd-peer flux-peer build localcluster-karpenter karpenter tigera operators rehearse rehearse-race test test-main test-race test-localcluster lint conformance fuzz fuzz-short chaos demo demo-stop bench clean FORCE
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -70,6 +70,17 @@ tigera: ## build the Tigera operator next to bin/wavecd-localcluster (bin/tigera
 gitea: ## build Gitea from the Go module proxy (bin/gitea), the real server the SCM provider and pull request generators' tests run
 	GO=$(GO) test/gitea/build.sh bin
 
+# The argocdapi module (the gateway that serves Argo CD's gRPC API, and its
+# tests with the real argocd CLI) needs Argo CD's Go: 1.27.
+ARGOCDAPI_GO := cd $(CURDIR)/argocdapi && GOTOOLCHAIN=go1.27.3 $(GO)
+
+argocd-cli: ## build the argocd CLI (Argo CD v3.6.1) from the Go module proxy into bin/argocd, which the argocdapi tests run
+	$(ARGOCDAPI_GO) build -ldflags "-X github.com/argoproj/argo-cd/v3/common.version=$$($(ARGOCDAPI_GO) list -m -f '{{.Version}}' github.com/argoproj/argo-cd/v3 | sed 's/^v//')" \
+	  -o $(CURDIR)/bin/argocd github.com/argoproj/argo-cd/v3/cmd
+
+argocd-api: ## build the gateway that serves Argo CD's gRPC API over wavecd's REST API (bin/wavecd-argocd-api)
+	$(ARGOCDAPI_GO) build -o $(CURDIR)/bin/wavecd-argocd-api ./cmd/wavecd-argocd-api
+
 operators: karpenter tigera ## build the operators the local cluster runs as processes: Karpenter's KWOK provider and the Tigera operator
 
 REHEARSE_EXAMPLE ?= examples/calico-karpenter
@@ -89,7 +100,7 @@ rehearse-race: build karpenter ## run scenario RACE (default no-health-lbc) RUNS
 	bin/wavecd rehearse $(REHEARSE_EXAMPLE) --scenario $(RACE) --runs $(RUNS) --report _artifacts/rehearse/race-$(RACE).html \
 	  --workspace .wavecd/rehearse-race || [ $$? -eq 3 ]
 
-test: chromium build gitea lint test-main test-race test-localcluster fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), the controller's again under the race detector, each fuzz target briefly and the health conformance suite
+test: chromium build gitea argocd-cli lint test-main test-race test-localcluster test-argocdapi fuzz-short conformance ## lint, run every test of both modules (the 5-run chaos harness among them), the controller's again under the race detector, each fuzz target briefly and the health conformance suite
 
 # The web UI's browser tests drive Chromium (Debian's package, or
 # WAVECD_CHROMIUM): say how to get it before minutes go to other packages.
@@ -110,6 +121,11 @@ test-race: ## the controller's tests under the race detector
 
 test-localcluster: ## tests of the localcluster module
 	cd localcluster && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-argocdapi: ## tests of the argocdapi module: the gateway, and the real argocd CLI against wavecd
+	$(ARGOCDAPI_GO) vet ./...
+	cd $(CURDIR)/argocdapi && WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster WAVECD_BIN=$(CURDIR)/bin/wavecd ARGOCD_CLI=$(CURDIR)/bin/argocd \
+	  GOTOOLCHAIN=go1.27.3 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # golangci-lint builds from the Go module proxy on first use (about a
 # minute), then runs from Go's build cache; its own cache keeps reruns fast.

@@ -26,6 +26,9 @@ const ResourceClusters = "clusters"
 func (a *API) clusterRoutes() {
 	a.mux.HandleFunc("GET /api/v1/clusters", a.authed(a.listClusters))
 	a.mux.HandleFunc("GET /api/v1/clusters/{server}", a.authed(a.getCluster))
+	// A query naming the cluster by ?server= or ?name= (as Argo CD's
+	// ClusterQuery without an id) comes with an empty id.
+	a.mux.HandleFunc("GET /api/v1/clusters/{$}", a.authed(a.getCluster))
 }
 
 // clusterView is Argo CD's Cluster as its API shows it: no credentials.
@@ -108,8 +111,13 @@ func (a *API) listClusters(w http.ResponseWriter, r *http.Request, s *session) {
 // ?id.type=name. A cluster the user may not get, or that does not exist,
 // is a 403, as in Argo CD.
 func (a *API) getCluster(w http.ResponseWriter, r *http.Request, s *session) {
-	id := r.PathValue("server")
-	byName := false
+	id, byName := r.PathValue("server"), false
+	if q := r.URL.Query(); id == "" {
+		id, byName = q.Get("server"), q.Get("server") == ""
+		if byName {
+			id = q.Get("name")
+		}
+	}
 	switch t := r.URL.Query().Get("id.type"); t {
 	case "", "url", "server":
 	case "name":

@@ -22,6 +22,7 @@ func (a *API) projectRoutes() {
 	m := a.mux
 	m.HandleFunc("GET /api/v1/projects", a.authed(a.listProjects))
 	m.HandleFunc("GET /api/v1/projects/{name}", a.authed(a.getProject))
+	m.HandleFunc("GET /api/v1/projects/{name}/detailed", a.authed(a.getDetailedProject))
 	m.HandleFunc("POST /api/v1/projects", a.authed(a.createProject))
 	m.HandleFunc("PUT /api/v1/projects/{name}", a.authed(a.updateProject))
 	m.HandleFunc("DELETE /api/v1/projects/{name}", a.authed(a.deleteProject))
@@ -76,6 +77,39 @@ func (a *API) getProject(w http.ResponseWriter, r *http.Request, s *session) {
 	if u := a.authorizedProject(w, r, s, r.PathValue("name"), rbac.ActionGet); u != nil {
 		writeJSON(w, http.StatusOK, cleanApp(u))
 	}
+}
+
+// getDetailedProject is GET /api/v1/projects/{name}/detailed (`argocd
+// proj get`): the project, and the repositories and clusters scoped to it.
+// wavecd has no global projects.
+func (a *API) getDetailedProject(w http.ResponseWriter, r *http.Request, s *session) {
+	u := a.authorizedProject(w, r, s, r.PathValue("name"), rbac.ActionGet)
+	if u == nil {
+		return
+	}
+	secrets, _, err := a.repoSecrets(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	repos := []repository{}
+	for _, sec := range secrets {
+		if string(sec.Data["project"]) == u.GetName() {
+			repos = append(repos, repository{Repo: string(sec.Data["url"]), Type: string(sec.Data["type"]), Name: string(sec.Data["name"]), Project: u.GetName()})
+		}
+	}
+	all, err := a.clusters().List(r.Context())
+	if err != nil && all == nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	clusters := []map[string]any{}
+	for _, c := range all {
+		if c.Project == u.GetName() {
+			clusters = append(clusters, map[string]any{"server": c.Server, "name": c.Name, "project": c.Project})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"project": cleanApp(u), "globalProjects": []any{}, "repositories": repos, "clusters": clusters})
 }
 
 // projectRequest is Argo CD's ProjectCreateRequest and

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// argocd runs the argocd CLI with its own config file, against the
+// gateway over plain HTTP/2; it returns the output and the exit code.
+func argocd(t *testing.T, config string, args ...string) (string, int) {
+	t.Helper()
+	full := append([]string{"--config", config, "--server", env.grpcAddr, "--plaintext"}, args...)
+	cmd := exec.Command(env.argocd, full...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return out.String(), exit.ExitCode()
+	case err != nil:
+		t.Fatalf("run argocd %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), 0
+}
+
+// step is one command of the matrix: its exit code and what its output
+// must match, as Argo CD's would.
+type step struct {
+	args []string
+	exit int
+	want string // a regular expression
+}
+
+// TestCLI runs the argocd CLI's commands, in order, against wavecd and
+// checks each exit code and the shape of each output.
+func TestCLI(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config")
+	steps := []step{
+		{args: []string{"login", env.grpcAddr, "--username", "admin", "--password", env.adminPassword}, want: `'admin:login' logged in successfully`},
+		{args: []string{"login", env.grpcAddr, "--username", "admin", "--password", "wrong"}, exit: 20, want: `Invalid username or password`},
+		{args: []string{"version"}, want: `(?s)argocd: v.*argocd-server: `},
+		{args: []string{"account", "get-user-info"}, want: `Logged In: true\nUsername: admin\nIssuer: argocd`},
+		{args: []string{"account", "list"}, want: `NAME +ENABLED +CAPABILITIES\nadmin +true +login`},
+		{args: []string{"proj", "create", "default", "--src", "*", "--dest", "*,*"}},
+		{args: []string{"proj", "create", "shop", "--src", "https://git.example/shop.git", "--dest", "https://kubernetes.default.svc,shop"}},
+		{args: []string{"proj", "list"}, want: `(?m)^shop +https://kubernetes.default.svc,shop +https://git.example/shop.git`},
+		{args: []string{"proj", "get", "shop"}, want: `Name: +shop\n`},
+		{args: []string{"proj", "windows", "list", "shop"}, want: `ID +STATUS +KIND +SCHEDULE`},
+		{args: []string{"cluster", "list"}, want: `(?m)^https://kubernetes.default.svc +in-cluster +[0-9.]+ +Successful`},
+		{args: []string{"cluster", "get", "in-cluster"}, want: `(?m)^server: https://kubernetes.default.svc`},
+		{args: []string{"repo", "list"}, want: `TYPE +NAME +REPO`},
+		{args: []string{"appset", "list"}, want: `NAME +PROJECT +SYNCPOLICY`},
+		{args: []string{"app", "create", "shop", "--repo", "https://git.example/shop.git", "--path", "shop", "--project", "shop",
+			"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", "shop"}, want: `application 'shop' created`},
+		{args: []string{"app", "create", "blog", "--repo", "https://git.example/blog.git", "--path", "blog", "--project", "shop",
+			"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", "shop"}, exit: 20, want: `application repo https://git.example/blog.git is not permitted in project 'shop'`},
+		{args: []string{"app", "list"}, want: `(?m)^argocd/shop +https://kubernetes.default.svc +shop +shop `},
+		{args: []string{"app", "get", "shop"}, want: `(?s)Name: +argocd/shop.*Project: +shop`},
+		{args: []string{"app", "set", "shop", "--revision", "v2"}},
+		{args: []string{"app", "patch", "shop", "--patch", `{"spec":{"source":{"path":"shop-v2"}}}`, "--type", "merge"}},
+		{args: []string{"app", "get", "shop", "-o", "yaml"}, want: `(?s)path: shop-v2.*targetRevision: v2`},
+		{args: []string{"app", "history", "shop"}}, // no deployment yet: nothing, as Argo CD prints
+		{args: []string{"app", "terminate-op", "shop"}, exit: 20, want: `Unable to terminate operation. No operation is in progress`},
+		{args: []string{"app", "get", "nope"}, exit: 20, want: `not found`},
+		{args: []string{"app", "delete", "shop", "--cascade=false", "--yes"}},
+		{args: []string{"app", "list"}, want: `^NAME +CLUSTER +NAMESPACE +PROJECT +STATUS +HEALTH +SYNCPOLICY +CONDITIONS +REPO +PATH +TARGET\n$`},
+	}
+	for _, s := range steps {
+		out, code := argocd(t, config, s.args...)
+		name := strings.Join(s.args, " ")
+		if strings.Contains(name, env.adminPassword) {
+			name = "login"
+		}
+		if code != s.exit {
+			t.Errorf("argocd %s: exit %d, want %d\n%s", name, code, s.exit, out)
+			continue
+		}
+		if s.want != "" && !regexp.MustCompile(s.want).MatchString(out) {
+			t.Errorf("argocd %s: output does not match %q:\n%s", name, s.want, out)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+// Package e2e runs the real argocd CLI (Argo CD v3.6.1, built from the Go
+// module proxy: make argocd-cli) against wavecd: a local cluster, wavecd's
+// API server (bin/wavecd) and the gateway, all on 127.0.0.1.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wavecd/wavecd/argocdapi/gateway"
+)
+
+// env is what the tests share: the gateway's address, the admin
+// password and the binaries.
+var env struct {
+	grpcAddr, restURL, adminPassword, argocd, kubeconfig, wavecd string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	stop, err := setup()
+	defer stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// binary finds a binary of the repository's bin/, or the path an
+// environment variable names.
+func binary(envVar, name string) (string, error) {
+	p := os.Getenv(envVar)
+	if p == "" {
+		p, _ = filepath.Abs(filepath.Join("..", "..", "bin", name))
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found (%s; make %s builds it): %w", name, envVar, name, err)
+	}
+	return p, nil
+}
+
+// setup starts the cluster, wavecd's API server and the gateway; stop
+// ends them by their process ids.
+func setup() (func(), error) {
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	var err error
+	lc, err := binary("WAVECD_LOCALCLUSTER", "wavecd-localcluster")
+	if err != nil {
+		return stop, err
+	}
+	if env.wavecd, err = binary("WAVECD_BIN", "wavecd"); err != nil {
+		return stop, err
+	}
+	if env.argocd, err = binary("ARGOCD_CLI", "argocd"); err != nil {
+		return stop, err
+	}
+	dir, err := os.MkdirTemp("", "argocdapi-e2e-")
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, func() { _ = os.RemoveAll(dir) })
+	cluster, err := startProcess(filepath.Join(dir, "cluster.log"), lc, "start", "--dir", filepath.Join(dir, "cluster"), "--nodes", "1")
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, cluster)
+	env.kubeconfig = filepath.Join(dir, "cluster", "kubeconfig")
+	if err := waitFor(3*time.Minute, "the local cluster", func() bool { return clusterReady(filepath.Join(dir, "cluster")) }); err != nil {
+		return stop, err
+	}
+	if out, err := exec.Command(env.wavecd, "install", "crds", "--kubeconfig", env.kubeconfig).CombinedOutput(); err != nil {
+		return stop, fmt.Errorf("install CRDs: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("kubectl", "--kubeconfig", env.kubeconfig, "create", "namespace", "argocd").CombinedOutput(); err != nil {
+		return stop, fmt.Errorf("create namespace argocd: %v\n%s", err, out)
+	}
+	restAddr, err := freeAddr()
+	if err != nil {
+		return stop, err
+	}
+	server, err := startProcess(filepath.Join(dir, "server.log"), env.wavecd, "server", "--insecure", "--listen", restAddr,
+		"--kubeconfig", env.kubeconfig, "-n", "argocd", "--cache-dir", filepath.Join(dir, "cache"))
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, server)
+	env.restURL = "http://" + restAddr
+	if err := waitFor(time.Minute, "wavecd's API server", func() bool { return get(env.restURL+"/api/version") == nil }); err != nil {
+		return stop, fmt.Errorf("%w\n%s", err, tail(filepath.Join(dir, "server.log")))
+	}
+	out, err := exec.Command(env.wavecd, "admin", "initial-password", "--kubeconfig", env.kubeconfig, "-n", "argocd").Output()
+	if err != nil {
+		return stop, fmt.Errorf("read the admin password: %v", err)
+	}
+	env.adminPassword = strings.TrimSpace(string(out))
+	g, err := gateway.New(gateway.Options{Upstream: env.restURL})
+	if err != nil {
+		return stop, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return stop, err
+	}
+	srv := g.GRPCServer()
+	go func() { _ = srv.Serve(ln) }()
+	stops = append(stops, srv.Stop)
+	env.grpcAddr = ln.Addr().String()
+	return stop, nil
+}
+
+// startProcess runs a command in its own process group, logging to a
+// file; the function returned stops the group by its id.
+func startProcess(logPath, name string, args ...string) (func(), error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); log.Close(); close(done) }()
+	return func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(45 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}, nil
+}
+
+func clusterReady(dir string) bool {
+	var st struct {
+		Ready bool `json:"ready"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	return err == nil && json.Unmarshal(b, &st) == nil && st.Ready
+}
+
+func waitFor(timeout time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready after %s", what, timeout)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func get(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
