@@ -57,6 +57,10 @@ stringData:
 	if h.decode(r, &one); one.Name != "in-cluster" {
 		t.Errorf("get by URL: %d %s", r.status, r.body)
 	}
+	r = h.do("GET", "/api/v1/clusters/?name=prod", admin, nil)
+	if h.decode(r, &one); one.Server != "https://127.0.0.1:1" {
+		t.Errorf("get by ?name= without an id: %d %s", r.status, r.body)
+	}
 	h.wantError("get a missing cluster", h.do("GET", "/api/v1/clusters/nope?id.type=name", admin, nil), http.StatusForbidden, 7)
 
 	// Alice has no cluster rights; a policy on one URL shows her that one.

@@ -62,6 +62,9 @@ func TestAPIProjects(t *testing.T) {
 		t.Errorf("get: %d %s", r.status, r.body)
 	}
 	h.wantError("get a missing project", h.do("GET", "/api/v1/projects/nope", admin, nil), http.StatusNotFound, 5)
+	if r = h.do("GET", "/api/v1/projects/shop/detailed", admin, nil); !strings.Contains(r.body, `"project":{`) || !strings.Contains(r.body, `"repositories":[]`) {
+		t.Errorf("get detailed: %d %s", r.status, r.body)
+	}
 	h.decode(h.do("GET", "/api/v1/projects", admin, nil), &list)
 	if len(list.Items) != 3 {
 		t.Errorf("admin lists %d projects, want default, shop and team", len(list.Items))
