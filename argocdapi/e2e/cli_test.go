@@ -10,11 +10,24 @@ import (
 	"testing"
 )
 
-// argocd runs the argocd CLI with its own config file, against the
-// gateway over plain HTTP/2; it returns the output and the exit code.
-func argocd(t *testing.T, config string, args ...string) (string, int) {
+// mode is how the CLI reaches the server.
+type mode struct {
+	name  string
+	addr  func() string
+	flags []string
+}
+
+var modes = []mode{
+	{name: "grpc over TLS", addr: func() string { return env.tlsAddr }, flags: []string{"--insecure"}},
+	{name: "grpc-web over TLS", addr: func() string { return env.tlsAddr }, flags: []string{"--insecure", "--grpc-web"}},
+	{name: "grpc over plain HTTP/2", addr: func() string { return env.plainAddr }, flags: []string{"--plaintext"}},
+}
+
+// argocd runs the argocd CLI with its own config file, in mode m; it
+// returns the output and the exit code.
+func argocd(t *testing.T, m mode, config string, args ...string) (string, int) {
 	t.Helper()
-	full := append([]string{"--config", config, "--server", env.grpcAddr, "--plaintext"}, args...)
+	full := append(append([]string{"--config", config, "--server", m.addr()}, m.flags...), args...)
 	cmd := exec.Command(env.argocd, full...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -37,13 +50,19 @@ type step struct {
 	want string // a regular expression
 }
 
-// TestCLI runs the argocd CLI's commands, in order, against wavecd and
-// checks each exit code and the shape of each output.
+// TestCLI runs the argocd CLI's commands, in order, against wavecd in
+// each mode, and checks each exit code and the shape of each output.
 func TestCLI(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { runSteps(t, m) })
+	}
+}
+
+func runSteps(t *testing.T, m mode) {
 	config := filepath.Join(t.TempDir(), "config")
 	steps := []step{
-		{args: []string{"login", env.grpcAddr, "--username", "admin", "--password", env.adminPassword}, want: `'admin:login' logged in successfully`},
-		{args: []string{"login", env.grpcAddr, "--username", "admin", "--password", "wrong"}, exit: 20, want: `Invalid username or password`},
+		{args: []string{"login", m.addr(), "--username", "admin", "--password", env.adminPassword}, want: `'admin:login' logged in successfully`},
+		{args: []string{"login", m.addr(), "--username", "admin", "--password", "wrong"}, exit: 20, want: `Invalid username or password`},
 		{args: []string{"version"}, want: `(?s)argocd: v.*argocd-server: `},
 		{args: []string{"account", "get-user-info"}, want: `Logged In: true\nUsername: admin\nIssuer: argocd`},
 		{args: []string{"account", "list"}, want: `NAME +ENABLED +CAPABILITIES\nadmin +true +login`},
@@ -72,7 +91,7 @@ func TestCLI(t *testing.T) {
 		{args: []string{"app", "list"}, want: `^NAME +CLUSTER +NAMESPACE +PROJECT +STATUS +HEALTH +SYNCPOLICY +CONDITIONS +REPO +PATH +TARGET\n$`},
 	}
 	for _, s := range steps {
-		out, code := argocd(t, config, s.args...)
+		out, code := argocd(t, m, config, s.args...)
 		name := strings.Join(s.args, " ")
 		if strings.Contains(name, env.adminPassword) {
 			name = "login"

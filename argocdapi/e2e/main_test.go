@@ -1,10 +1,12 @@
 // Package e2e runs the real argocd CLI (Argo CD v3.6.1, built from the Go
-// module proxy: make argocd-cli) against wavecd: a local cluster, wavecd's
-// API server (bin/wavecd) and the gateway, all on 127.0.0.1.
+// module proxy: make argocd-cli) against wavecd: a local cluster and
+// wavecd's API server (bin/wavecd) with the gateway built from this
+// module behind its port, all on 127.0.0.1.
 package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,14 +18,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/wavecd/wavecd/argocdapi/gateway"
 )
 
 // env is what the tests share: the gateway's address, the admin
 // password and the binaries.
 var env struct {
-	grpcAddr, restURL, adminPassword, argocd, kubeconfig, wavecd string
+	// tlsAddr is a server with TLS, plainAddr one without, each serving
+	// Argo CD's API through the gateway on its own port.
+	tlsAddr, plainAddr, adminPassword, argocd, kubeconfig, wavecd, gateway string
 }
 
 func TestMain(m *testing.M) {
@@ -93,37 +95,42 @@ func setup() (func(), error) {
 	if out, err := exec.Command("kubectl", "--kubeconfig", env.kubeconfig, "create", "namespace", "argocd").CombinedOutput(); err != nil {
 		return stop, fmt.Errorf("create namespace argocd: %v\n%s", err, out)
 	}
-	restAddr, err := freeAddr()
-	if err != nil {
-		return stop, err
+	// The gateway is built from this module's code, so the tests test it.
+	env.gateway = filepath.Join(dir, "wavecd-argocd-api")
+	if out, err := exec.Command("go", "build", "-o", env.gateway, "../cmd/wavecd-argocd-api").CombinedOutput(); err != nil {
+		return stop, fmt.Errorf("build the gateway: %v\n%s", err, out)
 	}
-	server, err := startProcess(filepath.Join(dir, "server.log"), env.wavecd, "server", "--insecure", "--listen", restAddr,
-		"--kubeconfig", env.kubeconfig, "-n", "argocd", "--cache-dir", filepath.Join(dir, "cache"))
-	if err != nil {
-		return stop, err
-	}
-	stops = append(stops, server)
-	env.restURL = "http://" + restAddr
-	if err := waitFor(time.Minute, "wavecd's API server", func() bool { return get(env.restURL+"/api/version") == nil }); err != nil {
-		return stop, fmt.Errorf("%w\n%s", err, tail(filepath.Join(dir, "server.log")))
+	for i, insecure := range []bool{false, true} {
+		addr, err := freeAddr()
+		if err != nil {
+			return stop, err
+		}
+		args := []string{"server", "--listen", addr, "--kubeconfig", env.kubeconfig, "-n", "argocd",
+			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway}
+		scheme := "https"
+		if insecure {
+			args, scheme = append(args, "--insecure"), "http"
+		}
+		logPath := filepath.Join(dir, fmt.Sprintf("server-%d.log", i))
+		server, err := startProcess(logPath, env.wavecd, args...)
+		if err != nil {
+			return stop, err
+		}
+		stops = append(stops, server)
+		if err := waitFor(time.Minute, "wavecd's API server", func() bool { return get(scheme+"://"+addr+"/healthz") == nil }); err != nil {
+			return stop, fmt.Errorf("%w\n%s", err, tail(logPath))
+		}
+		if insecure {
+			env.plainAddr = addr
+		} else {
+			env.tlsAddr = addr
+		}
 	}
 	out, err := exec.Command(env.wavecd, "admin", "initial-password", "--kubeconfig", env.kubeconfig, "-n", "argocd").Output()
 	if err != nil {
 		return stop, fmt.Errorf("read the admin password: %v", err)
 	}
 	env.adminPassword = strings.TrimSpace(string(out))
-	g, err := gateway.New(gateway.Options{Upstream: env.restURL})
-	if err != nil {
-		return stop, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return stop, err
-	}
-	srv := g.GRPCServer()
-	go func() { _ = srv.Serve(ln) }()
-	stops = append(stops, srv.Stop)
-	env.grpcAddr = ln.Addr().String()
 	return stop, nil
 }
 
@@ -189,7 +196,8 @@ func get(url string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test server's self-signed certificate
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gogoproto "github.com/gogo/protobuf/proto"
+	"github.com/improbable-eng/grpc-web/go/grpcweb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -218,4 +219,18 @@ func token(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// Handler serves the gateway over HTTP: gRPC (HTTP/2) and gRPC-web (what
+// the argocd CLI's --grpc-web sends), as argocd-server does.
+func (g *Gateway) Handler() http.Handler {
+	srv := g.GRPCServer()
+	web := grpcweb.WrapServer(srv, grpcweb.WithOriginFunc(func(string) bool { return true }))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if web.IsGrpcWebRequest(r) {
+			web.ServeHTTP(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	})
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,9 +18,14 @@ import (
 const serverLong = `Serve wavecd's API and web UI against a cluster, like argocd-server.
 
 The REST API follows Argo CD's paths and JSON under /api/v1 (session,
-applications, resource-tree, managed-resources, events, sync, rollback,
-delete, and the application event stream), so scripts written for Argo CD's
-API keep working. The web UI at / lists the applications and shows each one
+settings, applications and their resource tree, managed resources, events,
+sync, rollback, terminate, create, update, patch and delete, the application
+event stream, projects, accounts, clusters, repositories, ApplicationSets),
+so scripts written for Argo CD's API keep working. With the gateway
+wavecd-argocd-api beside this binary (or --argocd-api PATH), the same port
+serves Argo CD's gRPC API and gRPC-web too: the argocd CLI logs in and works
+against it (argocd login HOST:PORT, with --plaintext when --insecure).
+Sign-in through an OpenID provider follows argocd-cm's oidc.config. The web UI at / lists the applications and shows each one
 with its resource tree, sync waves, diff, sync dialog, last sync and history,
 updated live.
 
@@ -52,6 +60,7 @@ type serverAction struct {
 	cacheDir   string
 	mirrors    []string
 	verbose    bool
+	argocdAPI  string
 }
 
 func newServerCommand(s Streams) *cobra.Command {
@@ -74,7 +83,31 @@ func newServerCommand(s Streams) *cobra.Command {
 	f.StringVar(&a.cacheDir, "cache-dir", "", "directory for the Git clones diffs render (default: the user cache directory)")
 	f.StringArrayVar(&a.mirrors, "mirror", nil, "when diffing, "+mirrorUsage)
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "log every request")
+	f.StringVar(&a.argocdAPI, "argocd-api", "auto", "gateway binary that serves Argo CD's gRPC API (the argocd CLI) on the same port: a path, "+
+		"auto (wavecd-argocd-api next to this binary, when it is there) or none")
 	return cmd
+}
+
+// argocdAPIBinary resolves --argocd-api: "" when off.
+func (a *serverAction) argocdAPIBinary() (string, error) {
+	switch a.argocdAPI {
+	case "none", "":
+		return "", nil
+	case "auto":
+		self, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("--argocd-api auto: find this binary: %w", err)
+		}
+		p := filepath.Join(filepath.Dir(self), "wavecd-argocd-api")
+		if _, statErr := os.Stat(p); statErr == nil {
+			return p, nil
+		}
+		return "", nil // none beside this binary: gRPC stays off
+	}
+	if _, err := os.Stat(a.argocdAPI); err != nil {
+		return "", fmt.Errorf("--argocd-api: %w", err)
+	}
+	return a.argocdAPI, nil
 }
 
 // Run serves until ctx ends.
@@ -88,8 +121,12 @@ func (a *serverAction) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	gateway, err := a.argocdAPIBinary()
+	if err != nil {
+		return err
+	}
 	srv, err := server.NewAPIServer(ctx, cfg, server.APIServerOptions{
-		Addr: a.listen, Namespace: a.namespace, ApplicationNamespaces: a.appNS, Insecure: a.insecure, SessionTTL: a.sessionTTL,
+		Addr: a.listen, Namespace: a.namespace, ApplicationNamespaces: a.appNS, Insecure: a.insecure, SessionTTL: a.sessionTTL, ArgoCDAPI: gateway,
 		Differ: compare.NewDiffer(cfg, compare.DifferOptions{CacheDir: a.cacheDir, Mirrors: mirrors, Namespace: a.namespace}),
 	})
 	if err != nil {

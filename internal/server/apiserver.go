@@ -33,6 +33,9 @@ type APIServerOptions struct {
 	Differ Differ
 	// Limiter throttles failed logins (default: 5 failures, then back off).
 	Limiter *auth.Limiter
+	// ArgoCDAPI is the gateway binary that serves Argo CD's gRPC API on
+	// the same port (Options.ArgoCDAPI); empty leaves gRPC out.
+	ArgoCDAPI string
 }
 
 // NewAPIServer prepares an API server for the cluster cfg points at, as
@@ -63,7 +66,7 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 		slog.InfoContext(ctx, "generated the initial admin password; print it with: wavecd admin initial-password",
 			"secret", o.Namespace+"/"+auth.InitialAdminSecretName)
 	}
-	opts := Options{Addr: o.Addr}
+	opts := Options{Addr: o.Addr, ArgoCDAPI: o.ArgoCDAPI}
 	if !o.Insecure {
 		if opts.TLS, err = ServerTLS(ctx, kube, o.Namespace); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wavecd/wavecd/internal/metrics"
@@ -32,6 +33,10 @@ type Options struct {
 	API http.Handler
 	// TLS, when set, makes the server speak HTTPS only.
 	TLS *tls.Config
+	// ArgoCDAPI is the binary of the gateway that serves Argo CD's gRPC
+	// API (wavecd-argocd-api); set, gRPC and gRPC-web requests on the
+	// server's port go to it. HTTP/2 is served with TLS and, plain, as h2c.
+	ArgoCDAPI string
 	// ShutdownTimeout bounds the graceful shutdown (default 10s).
 	ShutdownTimeout time.Duration
 }
@@ -41,6 +46,8 @@ type Options struct {
 type Server struct {
 	opts    Options
 	handler http.Handler
+	// gateway is set while the Argo CD API gateway runs.
+	gateway atomic.Pointer[gateway]
 }
 
 // New returns a Server.
@@ -69,7 +76,13 @@ func (s *Server) routes() http.Handler {
 	if s.opts.API != nil {
 		mux.Handle("/", s.opts.API)
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g := s.gateway.Load(); g != nil && isGRPC(r) {
+			g.proxy.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -116,9 +129,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if sd, ok := s.opts.API.(interface{ Shutdown() }); ok {
 		srv.RegisterOnShutdown(sd.Shutdown)
 	}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv.Protocols = protocols
 	scheme := "http"
 	if s.opts.TLS != nil {
-		ln, scheme = tls.NewListener(ln, s.opts.TLS), "https"
+		cfg := s.opts.TLS.Clone()
+		cfg.NextProtos = []string{"h2", "http/1.1"}
+		ln, scheme = tls.NewListener(ln, cfg), "https"
+	}
+	if s.opts.ArgoCDAPI != "" {
+		g, err := startGateway(ctx, s.opts.ArgoCDAPI, s.handler)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		s.gateway.Store(g)
+		defer g.stop()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
