@@ -51,42 +51,49 @@ func (h *apiHarness) app(name string) *v1alpha1.Application {
 	return app
 }
 
+// endpoint is an API call; body, when set, is one it accepts, so that a
+// refusal is for the caller, not the request.
+type endpoint struct {
+	method, path string
+	body         any
+}
+
 // endpoints are every API call that needs a session.
-var endpoints = []struct{ method, path string }{
-	{"DELETE", "/api/v1/session"},
-	{"GET", "/api/v1/applications"},
-	{"GET", "/api/v1/applications/guestbook"},
-	{"GET", "/api/v1/applications/guestbook?refresh=normal"},
-	{"GET", "/api/v1/applications/guestbook/resource-tree"},
-	{"GET", "/api/v1/applications/guestbook/managed-resources"},
-	{"GET", "/api/v1/applications/guestbook/events"},
-	{"POST", "/api/v1/applications/guestbook/sync"},
-	{"PUT", "/api/v1/applications/guestbook/rollback"},
-	{"DELETE", "/api/v1/applications/guestbook"},
-	{"GET", "/api/v1/stream/applications"},
-	{"POST", "/api/v1/applications"},
-	{"PUT", "/api/v1/applications/guestbook"},
-	{"PUT", "/api/v1/applications/guestbook/spec"},
-	{"PATCH", "/api/v1/applications/guestbook"},
-	{"DELETE", "/api/v1/applications/guestbook/operation"},
-	{"GET", "/api/v1/projects"},
-	{"GET", "/api/v1/projects/default"},
-	{"POST", "/api/v1/projects"},
-	{"PUT", "/api/v1/projects/default"},
-	{"DELETE", "/api/v1/projects/team"},
-	{"GET", "/api/v1/account"},
-	{"GET", "/api/v1/account/admin"},
-	{"PUT", "/api/v1/account/password"},
-	{"GET", "/api/v1/account/can-i/applications/get/default/guestbook"},
-	{"POST", "/api/v1/account/bot/token"},
-	{"DELETE", "/api/v1/account/bot/token/x"},
-	{"GET", "/api/v1/clusters"},
-	{"GET", "/api/v1/clusters/in-cluster?id.type=name"},
-	{"GET", "/api/v1/repositories"},
-	{"POST", "/api/v1/repositories"},
-	{"DELETE", "/api/v1/repositories/x"},
-	{"GET", "/api/v1/applicationsets"},
-	{"GET", "/api/v1/applicationsets/x"},
+var endpoints = []endpoint{
+	{method: "DELETE", path: "/api/v1/session"},
+	{method: "GET", path: "/api/v1/applications"},
+	{method: "GET", path: "/api/v1/applications/guestbook"},
+	{method: "GET", path: "/api/v1/applications/guestbook?refresh=normal"},
+	{method: "GET", path: "/api/v1/applications/guestbook/resource-tree"},
+	{method: "GET", path: "/api/v1/applications/guestbook/managed-resources"},
+	{method: "GET", path: "/api/v1/applications/guestbook/events"},
+	{method: "POST", path: "/api/v1/applications/guestbook/sync"},
+	{method: "PUT", path: "/api/v1/applications/guestbook/rollback"},
+	{method: "DELETE", path: "/api/v1/applications/guestbook"},
+	{method: "GET", path: "/api/v1/stream/applications"},
+	{method: "POST", path: "/api/v1/applications", body: newApp("blog", "", "https://git.example/blog.git")},
+	{method: "PUT", path: "/api/v1/applications/guestbook", body: newApp("guestbook", "default", "https://git.example/guestbook.git")},
+	{method: "PUT", path: "/api/v1/applications/guestbook/spec", body: newApp("guestbook", "default", "https://git.example/x.git")["spec"]},
+	{method: "PATCH", path: "/api/v1/applications/guestbook", body: map[string]string{"patchType": "merge", "patch": `{"spec":{"source":{"path":"x"}}}`}},
+	{method: "DELETE", path: "/api/v1/applications/guestbook/operation"},
+	{method: "GET", path: "/api/v1/projects"},
+	{method: "GET", path: "/api/v1/projects/default"},
+	{method: "GET", path: "/api/v1/projects/default/detailed"},
+	{method: "POST", path: "/api/v1/projects", body: projectBody("x", []string{"*"}, false)},
+	{method: "PUT", path: "/api/v1/projects/default", body: projectBody("default", []string{"https://git.example/x.git"}, false)},
+	{method: "DELETE", path: "/api/v1/projects/team"},
+	{method: "GET", path: "/api/v1/account"},
+	{method: "GET", path: "/api/v1/account/admin"},
+	{method: "PUT", path: "/api/v1/account/password", body: map[string]string{"name": "admin", "currentPassword": alicePassword, "newPassword": "taken-Over-123"}},
+	{method: "GET", path: "/api/v1/account/can-i/applications/get/default/guestbook"},
+	{method: "POST", path: "/api/v1/account/bot/token", body: map[string]any{"expiresIn": 60}},
+	{method: "DELETE", path: "/api/v1/account/bot/token/x"},
+	{method: "GET", path: "/api/v1/clusters"},
+	{method: "GET", path: "/api/v1/clusters/in-cluster?id.type=name"},
+	{method: "GET", path: "/api/v1/repositories"},
+	{method: "POST", path: "/api/v1/repositories", body: map[string]any{"repo": "https://git.example/x.git"}},
+	{method: "DELETE", path: "/api/v1/repositories/x"},
+	{method: "GET", path: "/api/v1/applicationsets"},
 }
 
 func TestAPIRequiresSession(t *testing.T) {
@@ -540,7 +547,11 @@ func TestCWE285ReadOnlyAccount(t *testing.T) {
 		if e.path == "/api/v1/stream/applications" || e.path == "/api/v1/session" {
 			continue
 		}
-		r := h.do(e.method, e.path, alice, map[string]any{"prune": true, "id": 1})
+		body := e.body
+		if body == nil {
+			body = map[string]any{"prune": true, "id": 1}
+		}
+		r := h.do(e.method, e.path, alice, body)
 		switch e.method {
 		case "GET":
 			if r.status != http.StatusOK {
