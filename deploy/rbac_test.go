@@ -141,7 +141,8 @@ func TestChartRBAC(t *testing.T) {
 				{"patch", "apps", "deployments", "team-a", true}, // dry runs of the diff view
 				{"create", "", "configmaps", "team-a", true},
 				{"delete", "apps", "deployments", "team-a", false},
-				{"delete", "", "secrets", "argocd", false},
+				{"delete", "", "secrets", "argocd", true}, // the repository API removes repository Secrets
+				{"delete", "", "secrets", "team-a", false},
 				{"create", "coordination.k8s.io", "leases", "argocd", true},
 			},
 			wantClusterRoles: true,

@@ -66,7 +66,7 @@ func runSteps(t *testing.T, m mode) {
 		{args: []string{"version"}, want: `(?s)argocd: v.*argocd-server: `},
 		{args: []string{"account", "get-user-info"}, want: `Logged In: true\nUsername: admin\nIssuer: argocd`},
 		{args: []string{"account", "list"}, want: `NAME +ENABLED +CAPABILITIES\nadmin +true +login`},
-		{args: []string{"proj", "create", "default", "--src", "*", "--dest", "*,*"}},
+		{args: []string{"proj", "get", "default"}, want: `Destinations: +\*,\*`}, // the server made it, as argocd-server does
 		{args: []string{"proj", "create", "shop", "--src", "https://git.example/shop.git", "--dest", "https://kubernetes.default.svc,shop"}},
 		{args: []string{"proj", "list"}, want: `(?m)^shop +https://kubernetes.default.svc,shop +https://git.example/shop.git`},
 		{args: []string{"proj", "get", "shop"}, want: `Name: +shop\n`},

@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/project"
 )
 
 // InClusterServer is the destination URL of the cluster the controller runs in.
@@ -33,14 +33,7 @@ func getProject(ctx context.Context, c client.Client, namespace, name string) (*
 		}
 		return proj, nil
 	}
-	proj = &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "default"},
-		Spec: v1alpha1.AppProjectSpec{
-			SourceRepos:              []string{"*"},
-			Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-			ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestriction{{Group: "*", Kind: "*"}},
-		},
-	}
+	proj = project.Default(namespace)
 	if err := c.Create(ctx, proj); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create default AppProject: %w", err)
 	}

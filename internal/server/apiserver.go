@@ -14,6 +14,7 @@ import (
 	"github.com/wavecd/wavecd/internal/application"
 	"github.com/wavecd/wavecd/internal/auth"
 	"github.com/wavecd/wavecd/internal/kube"
+	"github.com/wavecd/wavecd/internal/project"
 )
 
 // APIServerOptions configure NewAPIServer.
@@ -60,6 +61,9 @@ func NewAPIServer(ctx context.Context, cfg *rest.Config, o APIServerOptions) (*S
 	store := auth.Store{Client: kube, Namespace: o.Namespace}
 	res, err := store.Bootstrap(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := project.EnsureDefault(ctx, kube, o.Namespace); err != nil {
 		return nil, err
 	}
 	if res.GeneratedAdminPassword {
