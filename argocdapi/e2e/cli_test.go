@@ -105,3 +105,44 @@ func runSteps(t *testing.T, m mode) {
 		}
 	}
 }
+
+// TestCLISync syncs an app with the argocd CLI while wavecd's controller
+// runs: sync (which follows the operation through the event stream),
+// wait, history, resources, a second commit, rollback to the first
+// deployment, and a cascading delete.
+func TestCLISync(t *testing.T) {
+	m := modes[0]
+	config := filepath.Join(t.TempDir(), "config")
+	run := func(steps []step) {
+		t.Helper()
+		for _, s := range steps {
+			out, code := argocd(t, m, config, s.args...)
+			name := strings.Join(s.args, " ")
+			if strings.Contains(name, env.adminPassword) {
+				name = "login"
+			}
+			if code != s.exit || s.want != "" && !regexp.MustCompile(s.want).MatchString(out) {
+				t.Fatalf("argocd %s: exit %d (want %d), output:\n%s\nwant it to match %q", name, code, s.exit, out, s.want)
+			}
+		}
+	}
+	run([]step{
+		{args: []string{"login", m.addr(), "--username", "admin", "--password", env.adminPassword}},
+		{args: []string{"app", "create", "hello", "--repo", helloRepoURL, "--path", "cm", "--dest-server", "https://kubernetes.default.svc", "--dest-namespace", "default"}},
+		{args: []string{"app", "sync", "hello", "--prune", "--timeout", "120"}, want: `(?s)Phase: +Succeeded.*ConfigMap +default +hello +Synced`},
+		{args: []string{"app", "wait", "hello", "--sync", "--health", "--timeout", "60"}, want: `(?m)^Sync Status: +Synced`},
+		{args: []string{"app", "resources", "hello"}, want: `(?m)^ +ConfigMap +default +hello +No`},
+		{args: []string{"app", "history", "hello"}, want: `(?m)^0 +\S+ \S+ \S+ \S+ +\(`},
+	})
+	if err := gitCommit(env.repo, map[string]string{"cm/cm.yaml": helloConfigMap("2")}); err != nil {
+		t.Fatal(err)
+	}
+	run([]step{
+		{args: []string{"app", "get", "hello", "--hard-refresh"}, want: `Sync Status: +OutOfSync`},
+		{args: []string{"app", "sync", "hello", "--timeout", "120"}, want: `Phase: +Succeeded`},
+		{args: []string{"app", "history", "hello", "-o", "id"}, want: `^0\n1\n$`},
+		{args: []string{"app", "rollback", "hello", "0", "--timeout", "120"}, want: `Phase: +Succeeded`},
+		{args: []string{"app", "delete", "hello", "--yes", "--wait"}},
+		{args: []string{"app", "get", "hello"}, exit: 20, want: `not found`},
+	})
+}

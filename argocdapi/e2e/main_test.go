@@ -26,6 +26,52 @@ var env struct {
 	// tlsAddr is a server with TLS, plainAddr one without, each serving
 	// Argo CD's API through the gateway on its own port.
 	tlsAddr, plainAddr, adminPassword, argocd, kubeconfig, wavecd, gateway string
+	// repo is the work tree of the Git repository helloRepoURL names.
+	repo string
+}
+
+// helloRepoURL is the repository of the apps that sync; the controller
+// and the server read it from env.repo.
+const helloRepoURL = "https://git.example/hello.git"
+
+func helloConfigMap(value string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello}\ndata: {a: \"" + value + "\"}\n"
+}
+
+// gitCommit writes files into the work tree dir and commits them; with
+// init args it creates the repository first (git init ARGS).
+func gitCommit(dir string, files map[string]string, init ...string) error {
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.test",
+			"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.test", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if len(init) > 0 {
+		if err := git(init...); err != nil {
+			return err
+		}
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := git("add", "-A"); err != nil {
+		return err
+	}
+	return git("commit", "-q", "-m", "change")
 }
 
 func TestMain(m *testing.M) {
@@ -95,6 +141,18 @@ func setup() (func(), error) {
 	if out, err := exec.Command("kubectl", "--kubeconfig", env.kubeconfig, "create", "namespace", "argocd").CombinedOutput(); err != nil {
 		return stop, fmt.Errorf("create namespace argocd: %v\n%s", err, out)
 	}
+	// A Git repository the apps sync from, and a controller that syncs
+	// them (the repository's URL is mirrored to the folder).
+	env.repo = filepath.Join(dir, "repo")
+	if err := gitCommit(env.repo, map[string]string{"cm/cm.yaml": helloConfigMap("1")}, "init", "-q", "-b", "main"); err != nil {
+		return stop, err
+	}
+	ctrl, err := startProcess(filepath.Join(dir, "controller.log"), env.wavecd, "controller", "--kubeconfig", env.kubeconfig,
+		"-n", "argocd", "--cache-dir", filepath.Join(dir, "ctrl-cache"), "--mirror", helloRepoURL+"="+env.repo)
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, ctrl)
 	// The gateway is built from this module's code, so the tests test it.
 	env.gateway = filepath.Join(dir, "wavecd-argocd-api")
 	if out, err := exec.Command("go", "build", "-o", env.gateway, "../cmd/wavecd-argocd-api").CombinedOutput(); err != nil {
@@ -106,7 +164,7 @@ func setup() (func(), error) {
 			return stop, err
 		}
 		args := []string{"server", "--listen", addr, "--kubeconfig", env.kubeconfig, "-n", "argocd",
-			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway}
+			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway, "--mirror", helloRepoURL + "=" + filepath.Join(dir, "repo")}
 		scheme := "https"
 		if insecure {
 			args, scheme = append(args, "--insecure"), "http"
