@@ -18,6 +18,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // env is what the tests share: the gateway's address, the admin
@@ -101,70 +106,113 @@ func binary(envVar, name string) (string, error) {
 	return p, nil
 }
 
-// setup starts the cluster, wavecd's API server and the gateway; stop
-// ends them by their process ids.
+// setup starts the cluster, a controller and two API servers with the
+// gateway; stop ends them by their process ids.
 func setup() (func(), error) {
-	var stops []func()
-	stop := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	var err error
+	st := &stopper{}
 	lc, err := binary("WAVECD_LOCALCLUSTER", "wavecd-localcluster")
+	if err == nil {
+		env.wavecd, err = binary("WAVECD_BIN", "wavecd")
+	}
+	if err == nil {
+		env.argocd, err = binary("ARGOCD_CLI", "argocd")
+	}
 	if err != nil {
-		return stop, err
-	}
-	if env.wavecd, err = binary("WAVECD_BIN", "wavecd"); err != nil {
-		return stop, err
-	}
-	if env.argocd, err = binary("ARGOCD_CLI", "argocd"); err != nil {
-		return stop, err
+		return st.stop, err
 	}
 	dir, err := os.MkdirTemp("", "argocdapi-e2e-")
 	if err != nil {
-		return stop, err
+		return st.stop, err
 	}
-	stops = append(stops, func() { _ = os.RemoveAll(dir) })
+	st.add(func() { _ = os.RemoveAll(dir) })
+	for _, step := range []func(*stopper, string) error{
+		func(st *stopper, dir string) error { return startCluster(st, dir, lc) },
+		startController, startServers,
+	} {
+		if err := step(st, dir); err != nil {
+			return st.stop, err
+		}
+	}
+	out, err := exec.Command(env.wavecd, "admin", "initial-password", "--kubeconfig", env.kubeconfig, "-n", "argocd").Output()
+	if err != nil {
+		return st.stop, fmt.Errorf("read the admin password: %v", err)
+	}
+	env.adminPassword = strings.TrimSpace(string(out))
+	return st.stop, nil
+}
+
+// stopper stops what setup started, last first.
+type stopper struct{ stops []func() }
+
+func (s *stopper) add(f func()) { s.stops = append(s.stops, f) }
+
+func (s *stopper) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+// startCluster starts a local cluster of one node, with wavecd's CRDs and
+// namespace argocd.
+func startCluster(st *stopper, dir, lc string) error {
 	cluster, err := startProcess(filepath.Join(dir, "cluster.log"), lc, "start", "--dir", filepath.Join(dir, "cluster"), "--nodes", "1")
 	if err != nil {
-		return stop, err
+		return err
 	}
-	stops = append(stops, cluster)
+	st.add(cluster)
 	env.kubeconfig = filepath.Join(dir, "cluster", "kubeconfig")
 	if err := waitFor(3*time.Minute, "the local cluster", func() bool { return clusterReady(filepath.Join(dir, "cluster")) }); err != nil {
-		return stop, err
+		return fmt.Errorf("%w\n%s", err, tail(filepath.Join(dir, "cluster.log")))
 	}
 	if out, err := exec.Command(env.wavecd, "install", "crds", "--kubeconfig", env.kubeconfig).CombinedOutput(); err != nil {
-		return stop, fmt.Errorf("install CRDs: %v\n%s", err, out)
+		return fmt.Errorf("install CRDs: %v\n%s", err, out)
 	}
-	if out, err := exec.Command("kubectl", "--kubeconfig", env.kubeconfig, "create", "namespace", "argocd").CombinedOutput(); err != nil {
-		return stop, fmt.Errorf("create namespace argocd: %v\n%s", err, out)
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		return err
 	}
-	// A Git repository the apps sync from, and a controller that syncs
-	// them (the repository's URL is mirrored to the folder).
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}
+	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace argocd: %w", err)
+	}
+	return nil
+}
+
+// startController starts wavecd's controller, with the Git repository
+// the apps sync from (helloRepoURL, mirrored to a folder).
+func startController(st *stopper, dir string) error {
 	env.repo = filepath.Join(dir, "repo")
 	if err := gitCommit(env.repo, map[string]string{"cm/cm.yaml": helloConfigMap("1")}, "init", "-q", "-b", "main"); err != nil {
-		return stop, err
+		return err
 	}
 	ctrl, err := startProcess(filepath.Join(dir, "controller.log"), env.wavecd, "controller", "--kubeconfig", env.kubeconfig,
 		"-n", "argocd", "--cache-dir", filepath.Join(dir, "ctrl-cache"), "--mirror", helloRepoURL+"="+env.repo)
 	if err != nil {
-		return stop, err
+		return err
 	}
-	stops = append(stops, ctrl)
-	// The gateway is built from this module's code, so the tests test it.
+	st.add(ctrl)
+	return nil
+}
+
+// startServers builds the gateway from this module's code (so the tests
+// test it) and starts two API servers with it: one with TLS, one
+// without.
+func startServers(st *stopper, dir string) error {
 	env.gateway = filepath.Join(dir, "wavecd-argocd-api")
 	if out, err := exec.Command("go", "build", "-o", env.gateway, "../cmd/wavecd-argocd-api").CombinedOutput(); err != nil {
-		return stop, fmt.Errorf("build the gateway: %v\n%s", err, out)
+		return fmt.Errorf("build the gateway: %v\n%s", err, out)
 	}
 	for i, insecure := range []bool{false, true} {
 		addr, err := freeAddr()
 		if err != nil {
-			return stop, err
+			return err
 		}
 		args := []string{"server", "--listen", addr, "--kubeconfig", env.kubeconfig, "-n", "argocd",
-			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway, "--mirror", helloRepoURL + "=" + filepath.Join(dir, "repo")}
+			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway, "--mirror", helloRepoURL + "=" + env.repo}
 		scheme := "https"
 		if insecure {
 			args, scheme = append(args, "--insecure"), "http"
@@ -172,11 +220,11 @@ func setup() (func(), error) {
 		logPath := filepath.Join(dir, fmt.Sprintf("server-%d.log", i))
 		server, err := startProcess(logPath, env.wavecd, args...)
 		if err != nil {
-			return stop, err
+			return err
 		}
-		stops = append(stops, server)
+		st.add(server)
 		if err := waitFor(time.Minute, "wavecd's API server", func() bool { return get(scheme+"://"+addr+"/healthz") == nil }); err != nil {
-			return stop, fmt.Errorf("%w\n%s", err, tail(logPath))
+			return fmt.Errorf("%w\n%s", err, tail(logPath))
 		}
 		if insecure {
 			env.plainAddr = addr
@@ -184,12 +232,7 @@ func setup() (func(), error) {
 			env.tlsAddr = addr
 		}
 	}
-	out, err := exec.Command(env.wavecd, "admin", "initial-password", "--kubeconfig", env.kubeconfig, "-n", "argocd").Output()
-	if err != nil {
-		return stop, fmt.Errorf("read the admin password: %v", err)
-	}
-	env.adminPassword = strings.TrimSpace(string(out))
-	return stop, nil
+	return nil
 }
 
 // startProcess runs a command in its own process group, logging to a
