@@ -133,12 +133,15 @@ func TestCLISync(t *testing.T) {
 		{args: []string{"app", "wait", "hello", "--sync", "--health", "--timeout", "60"}, want: `(?m)^Sync Status: +Synced`},
 		{args: []string{"app", "resources", "hello"}, want: `(?m)^ +ConfigMap +default +hello +No`},
 		{args: []string{"app", "history", "hello"}, want: `(?m)^0 +\S+ \S+ \S+ \S+ +\(`},
+		{args: []string{"app", "manifests", "hello"}, want: `(?s)kind: ConfigMap.*name: hello`},
+		{args: []string{"app", "diff", "hello"}}, // in sync: exit 0
 	})
 	if err := gitCommit(env.repo, map[string]string{"cm/cm.yaml": helloConfigMap("2")}); err != nil {
 		t.Fatal(err)
 	}
 	run([]step{
 		{args: []string{"app", "get", "hello", "--hard-refresh"}, want: `Sync Status: +OutOfSync`},
+		{args: []string{"app", "diff", "hello"}, exit: 1, want: `(?s)/ConfigMap default/hello.*a: "2"`},
 		{args: []string{"app", "sync", "hello", "--timeout", "120"}, want: `Phase: +Succeeded`},
 		{args: []string{"app", "history", "hello", "-o", "id"}, want: `^0\n1\n$`},
 		{args: []string{"app", "rollback", "hello", "0", "--timeout", "120"}, want: `Phase: +Succeeded`},

@@ -98,6 +98,35 @@ func (d *Differ) RenderLocal(ctx context.Context, app *v1alpha1.Application, dir
 	return res.Objects, nil
 }
 
+// Rendering is an app's desired objects as a render produced them.
+type Rendering struct {
+	Objects []*unstructured.Unstructured
+	// Revisions and SourceTypes are each source's, in spec order.
+	Revisions, SourceTypes []string
+}
+
+// Render renders app for its destination as a refresh does, at revision
+// when it is set (single-source apps), else at the sources' target
+// revisions: `argocd app manifests`.
+func (d *Differ) Render(ctx context.Context, app *v1alpha1.Application, revision string) (*Rendering, error) {
+	app = app.DeepCopy()
+	if revision != "" {
+		if app.Spec.Source == nil {
+			return nil, fmt.Errorf("application %s has several sources: give a revision per source", app.Name)
+		}
+		app.Spec.Source.TargetRevision = revision
+	}
+	cmp, tgt, s, err := d.open(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cmp.Render(ctx, tgt, app, s, RenderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Rendering{Objects: res.Objects, Revisions: res.Revisions, SourceTypes: res.SourceTypes}, nil
+}
+
 // open makes a Comparer for app as the controller would have it, with
 // app's destination and settings.
 func (d *Differ) open(ctx context.Context, app *v1alpha1.Application) (*Comparer, *destination.Target, *Settings, error) {
@@ -153,4 +182,14 @@ func OutOfSync(results []diff.Result) ([]diff.Result, error) {
 		return strings.Join([]string{a.GVK.Group, a.GVK.Kind, a.Namespace, a.Name}, "/") < strings.Join([]string{b.GVK.Group, b.GVK.Kind, b.Namespace, b.Name}, "/")
 	})
 	return out, nil
+}
+
+// RenderManifests is Render for the API server, which knows no compare
+// types: the objects, and each source's revision and type.
+func (d *Differ) RenderManifests(ctx context.Context, app *v1alpha1.Application, revision string) ([]*unstructured.Unstructured, []string, []string, error) {
+	r, err := d.Render(ctx, app, revision)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r.Objects, r.Revisions, r.SourceTypes, nil
 }

@@ -117,6 +117,7 @@ func (a *API) routes() {
 	m.HandleFunc("GET /api/v1/applications/{name}/resource-tree", a.authed(a.resourceTree))
 	m.HandleFunc("GET /api/v1/applications/{name}/managed-resources", a.authed(a.managedResourcesHandler))
 	m.HandleFunc("GET /api/v1/applications/{name}/events", a.authed(a.events))
+	m.HandleFunc("GET /api/v1/applications/{name}/manifests", a.authed(a.getManifests))
 	m.HandleFunc("POST /api/v1/applications/{name}/sync", a.authed(a.syncApp))
 	m.HandleFunc("PUT /api/v1/applications/{name}/rollback", a.authed(a.rollbackApp))
 	m.HandleFunc("POST /api/v1/applications/{name}/rollback", a.authed(a.rollbackApp))

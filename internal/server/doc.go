@@ -38,7 +38,8 @@
 // ApplicationSets (GET /api/v1/applicationsets and .../{name}),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;
 // ?cascade=, ?propagationPolicy=), .../resource-tree, .../managed-resources,
-// .../events, POST .../sync, PUT (or POST) .../rollback, and GET
+// .../events, .../manifests (?revision=; rendered by the Differ, Secrets
+// masked), POST .../sync, PUT (or POST) .../rollback, and GET
 // /api/v1/stream/applications, server-sent events of
 // {"result":{"type":...,"application":{...}}}. Errors are
 // {"error","code","message"} with gRPC codes in code, as Argo CD's gateway

@@ -60,7 +60,7 @@ status:
 `)
 	admin := h.admin()
 	var bodies []string
-	for _, path := range []string{"managed-resources", "resource-tree", "events", ""} {
+	for _, path := range []string{"managed-resources", "resource-tree", "events", "", "manifests"} {
 		r := h.do("GET", strings.TrimSuffix("/api/v1/applications/secrets/"+path, "/"), admin, nil)
 		if r.status != 200 {
 			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
