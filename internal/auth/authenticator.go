@@ -136,15 +136,8 @@ func (a *Authenticator) checkPassword(ctx context.Context, username, password, c
 // Verify checks a token (see the package doc for the rules) and returns
 // its claims. A refused token is an *InvalidTokenError.
 func (a *Authenticator) Verify(ctx context.Context, token string) (Claims, error) {
-	st, err := a.opts.Settings.Settings(ctx)
-	if err != nil {
-		return Claims{}, err
-	}
-	if isSSOToken(token) {
-		c, _, err := a.VerifyOrRenew(ctx, token)
-		return c, err
-	}
-	return a.verifyLocal(st, token)
+	c, _, err := a.VerifyOrRenew(ctx, token)
+	return c, err
 }
 
 // verifyLocal checks a token wavecd signed.

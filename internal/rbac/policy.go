@@ -14,6 +14,8 @@ const (
 	ResourceApplicationSets = "applicationsets"
 	ResourceProjects        = "projects"
 	ResourceAccounts        = "accounts"
+	ResourceClusters        = "clusters"
+	ResourceRepositories    = "repositories"
 	ResourceLogs            = "logs"
 	ResourceExec            = "exec"
 

@@ -13,14 +13,10 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/wavecd/wavecd/api/v1alpha1"
 	"github.com/wavecd/wavecd/internal/cluster"
+	"github.com/wavecd/wavecd/internal/rbac"
 )
-
-// ResourceClusters is the RBAC resource of clusters.
-const ResourceClusters = "clusters"
 
 // clusterRoutes are Argo CD's ClusterService reads.
 func (a *API) clusterRoutes() {
@@ -95,7 +91,7 @@ func (a *API) listClusters(w http.ResponseWriter, r *http.Request, s *session) {
 	for i := range clusters {
 		c := &clusters[i]
 		if (q.Get("server") == "" || q.Get("server") == c.Server) && (q.Get("name") == "" || q.Get("name") == c.Name) &&
-			enf.Allowed(s.subject(), ResourceClusters, "get", clusterObject(c)) {
+			enf.Allowed(s.subject(), rbac.ResourceClusters, rbac.ActionGet, clusterObject(c)) {
 			keep = append(keep, *c)
 		}
 	}
@@ -144,7 +140,7 @@ func (a *API) getCluster(w http.ResponseWriter, r *http.Request, s *session) {
 	} else {
 		c, err = a.clusters().ByServer(r.Context(), id)
 	}
-	if err != nil || !enf.Allowed(s.subject(), ResourceClusters, "get", clusterObject(c)) {
+	if err != nil || !enf.Allowed(s.subject(), rbac.ResourceClusters, rbac.ActionGet, clusterObject(c)) {
 		writeError(w, http.StatusForbidden, errors.New("permission denied"))
 		return
 	}
@@ -225,24 +221,15 @@ func (a *API) serverVersion(ctx context.Context, c *cluster.Cluster) (string, er
 
 // appsPerCluster counts the served apps deploying to each cluster's URL.
 func (a *API) appsPerCluster(ctx context.Context, clusters []cluster.Cluster) (map[string]int64, error) {
+	apps, err := a.servedApps(ctx)
+	if err != nil {
+		return nil, err
+	}
 	listing := cluster.Listing{All: clusters}
 	counts := map[string]int64{}
-	namespaces := a.namespaces().Watch()
-	if namespaces == nil {
-		namespaces = []string{""}
-	}
-	for _, ns := range namespaces {
-		var apps v1alpha1.ApplicationList
-		if err := a.opts.Kube.List(ctx, &apps, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("list applications: %w", err)
-		}
-		for _, app := range apps.Items {
-			if !a.namespaces().Enabled(app.Namespace) {
-				continue
-			}
-			if c, err := listing.Resolve(app.Spec.Destination); err == nil {
-				counts[c.Server]++
-			}
+	for _, app := range apps {
+		if c, err := listing.Resolve(app.Spec.Destination); err == nil {
+			counts[c.Server]++
 		}
 	}
 	return counts, nil

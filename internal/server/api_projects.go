@@ -278,24 +278,37 @@ func (a *API) deleteProject(w http.ResponseWriter, r *http.Request, s *session) 
 	writeJSON(w, http.StatusOK, map[string]any{})
 }
 
-// appsOfProject counts the served apps of project name, reading each
-// served namespace by name when the patterns name them.
+// appsOfProject counts the served apps of project name.
 func (a *API) appsOfProject(ctx context.Context, name string) (int, error) {
+	apps, err := a.servedApps(ctx)
+	n := 0
+	for _, app := range apps {
+		if app.Spec.Project == name {
+			n++
+		}
+	}
+	return n, err
+}
+
+// servedApps lists the Applications of every served namespace, reading
+// each by name when the patterns name them (a server whose rights stop at
+// those namespaces can list them).
+func (a *API) servedApps(ctx context.Context) ([]v1alpha1.Application, error) {
 	namespaces := a.namespaces().Watch()
 	if namespaces == nil {
 		namespaces = []string{""}
 	}
-	n := 0
+	var out []v1alpha1.Application
 	for _, ns := range namespaces {
 		var apps v1alpha1.ApplicationList
 		if err := a.opts.Kube.List(ctx, &apps, client.InNamespace(ns)); err != nil {
-			return 0, fmt.Errorf("list applications: %w", err)
+			return nil, fmt.Errorf("list applications: %w", err)
 		}
 		for _, app := range apps.Items {
-			if app.Spec.Project == name && a.namespaces().Enabled(app.Namespace) {
-				n++
+			if a.namespaces().Enabled(app.Namespace) {
+				out = append(out, app)
 			}
 		}
 	}
-	return n, nil
+	return out, nil
 }

@@ -17,11 +17,9 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/internal/rbac"
 	"github.com/wavecd/wavecd/internal/source"
 )
-
-// ResourceRepositories is the RBAC resource of repositories.
-const ResourceRepositories = "repositories"
 
 // repoRoutes are Argo CD's RepositoryService calls for repositories.
 func (a *API) repoRoutes() {
@@ -109,7 +107,7 @@ func (a *API) listRepos(w http.ResponseWriter, r *http.Request, s *session) {
 		d := secrets[i].Data
 		repo := repository{Repo: string(d["url"]), Type: string(d["type"]), Name: string(d["name"]), Project: string(d["project"]),
 			Username: string(d["username"]), Insecure: string(d["insecure"]) == "true", EnableOCI: string(d["enableOCI"]) == "true"}
-		if repo.Repo == "" || !enf.Allowed(s.subject(), ResourceRepositories, "get", repoObject(repo.Project, repo.Repo)) {
+		if repo.Repo == "" || !enf.Allowed(s.subject(), rbac.ResourceRepositories, rbac.ActionGet, repoObject(repo.Project, repo.Repo)) {
 			continue
 		}
 		own, _ := source.CredentialFromSecret(&secrets[i])
@@ -163,7 +161,7 @@ func (a *API) createRepo(w http.ResponseWriter, r *http.Request, s *session) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if a.allowedOr403(w, r, s, ResourceRepositories, "create", repoObject(repo.Project, repo.Repo)) == nil {
+	if a.allowedOr403(w, r, s, rbac.ResourceRepositories, rbac.ActionCreate, repoObject(repo.Project, repo.Repo)) == nil {
 		return
 	}
 	_, creds, err := a.repoSecrets(r.Context())
@@ -226,7 +224,7 @@ func (a *API) storeRepo(ctx context.Context, repo repository, upsert bool) (int,
 // project's repository): its Secret goes.
 func (a *API) deleteRepo(w http.ResponseWriter, r *http.Request, s *session) {
 	url, project := r.PathValue("repo"), r.URL.Query().Get("appProject")
-	if a.allowedOr403(w, r, s, ResourceRepositories, "delete", repoObject(project, url)) == nil {
+	if a.allowedOr403(w, r, s, rbac.ResourceRepositories, rbac.ActionDelete, repoObject(project, url)) == nil {
 		return
 	}
 	secrets, _, err := a.repoSecrets(r.Context())
