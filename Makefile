@@ -122,9 +122,15 @@ test-race: ## the controller's tests under the race detector
 test-localcluster: ## tests of the localcluster module
 	cd localcluster && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-test-argocdapi: ## tests of the argocdapi module: the gateway, and the real argocd CLI against wavecd
+# The OpenID provider the argocd CLI signs in through (argocd login --sso):
+# the main module's test provider, as a process of its own.
+bin/wavecd-test-idp: FORCE
+	$(MAIN_GO) build -o $@ ./internal/testenv/idp/cmd/wavecd-test-idp
+
+test-argocdapi: bin/wavecd-test-idp ## tests of the argocdapi module: the gateway, and the real argocd CLI against wavecd
 	$(ARGOCDAPI_GO) vet ./...
 	cd $(CURDIR)/argocdapi && WAVECD_LOCALCLUSTER=$(CURDIR)/bin/wavecd-localcluster WAVECD_BIN=$(CURDIR)/bin/wavecd ARGOCD_CLI=$(CURDIR)/bin/argocd \
+	  WAVECD_TEST_IDP=$(CURDIR)/bin/wavecd-test-idp \
 	  GOTOOLCHAIN=go1.27.3 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # golangci-lint builds from the Go module proxy on first use (about a

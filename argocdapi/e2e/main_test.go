@@ -9,8 +9,10 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +22,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 )
 
 // env is what the tests share: the gateway's address, the admin
@@ -31,8 +38,12 @@ var env struct {
 	// tlsAddr is a server with TLS, plainAddr one without, each serving
 	// Argo CD's API through the gateway on its own port.
 	tlsAddr, plainAddr, adminPassword, argocd, kubeconfig, wavecd, gateway string
-	// repo is the work tree of the Git repository helloRepoURL names.
-	repo string
+	// repo is the work tree of the Git repository helloRepoURL names;
+	// gitURL serves it over HTTP, with git http-backend.
+	repo, gitURL string
+	// kube and dynamic are clients of the cluster.
+	kube    kubernetes.Interface
+	dynamic dynamic.Interface
 }
 
 // helloRepoURL is the repository of the apps that sync; the controller
@@ -127,7 +138,7 @@ func setup() (func(), error) {
 	st.add(func() { _ = os.RemoveAll(dir) })
 	for _, step := range []func(*stopper, string) error{
 		func(st *stopper, dir string) error { return startCluster(st, dir, lc) },
-		startController, startServers,
+		startController, startServers, serveGit,
 	} {
 		if err := step(st, dir); err != nil {
 			return st.stop, err
@@ -171,12 +182,14 @@ func startCluster(st *stopper, dir, lc string) error {
 	if err != nil {
 		return err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
+	if env.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if env.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}
-	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+	if _, err := env.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace argocd: %w", err)
 	}
 	return nil
@@ -235,6 +248,25 @@ func startServers(st *stopper, dir string) error {
 	return nil
 }
 
+// serveGit serves the Git repository of the apps over HTTP on loopback,
+// with git's own http-backend behind a CGI handler.
+func serveGit(st *stopper, dir string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return err
+	}
+	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + dir, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
+	srv := &http.Server{Handler: backend, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	st.add(func() { _ = srv.Close() })
+	env.gitURL = "http://" + ln.Addr().String() + "/" + filepath.Base(env.repo)
+	return nil
+}
+
 // startProcess runs a command in its own process group, logging to a
 // file; the function returned stops the group by its id.
 func startProcess(logPath, name string, args ...string) (func(), error) {
@@ -260,6 +292,34 @@ func startProcess(logPath, name string, args ...string) (func(), error) {
 			<-done
 		}
 	}, nil
+}
+
+// createAppSet creates ApplicationSet guestbooks, whose list generator
+// has no elements, so the controller makes no apps of it; it is there to
+// be read.
+func createAppSet() error {
+	set := &unstructured.Unstructured{}
+	err := yaml.Unmarshal([]byte(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: guestbooks, namespace: argocd}
+spec:
+  generators: [{list: {elements: []}}]
+  template:
+    metadata: {name: '{{name}}'}
+    spec:
+      project: default
+      source: {repoURL: https://git.example/guestbook.git, path: '{{name}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{name}}'}
+`), &set.Object)
+	if err != nil {
+		return err
+	}
+	gvr := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets"}
+	_, err = env.dynamic.Resource(gvr).Namespace("argocd").Create(context.Background(), set, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create ApplicationSet guestbooks: %w", err)
+	}
+	return nil
 }
 
 func clusterReady(dir string) bool {

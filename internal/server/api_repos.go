@@ -26,6 +26,7 @@ func (a *API) repoRoutes() {
 	a.mux.HandleFunc("GET /api/v1/repositories", a.authed(a.listRepos))
 	a.mux.HandleFunc("POST /api/v1/repositories", a.authed(a.createRepo))
 	a.mux.HandleFunc("DELETE /api/v1/repositories/{repo}", a.authed(a.deleteRepo))
+	a.mux.HandleFunc("POST /api/v1/repositories/{repo}/validate", a.authed(a.validateRepo))
 }
 
 // repository is Argo CD's Repository: its credentials come in a create
@@ -164,17 +165,8 @@ func (a *API) createRepo(w http.ResponseWriter, r *http.Request, s *session) {
 	if a.allowedOr403(w, r, s, rbac.ResourceRepositories, rbac.ActionCreate, repoObject(repo.Project, repo.Repo)) == nil {
 		return
 	}
-	_, creds, err := a.repoSecrets(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	if repo.Username != "" || repo.Password != "" || repo.SSHPrivateKey != "" || repo.BearerToken != "" {
-		creds = source.Credentials{{URL: repo.Repo, Type: repo.Type, Username: repo.Username, Password: repo.Password,
-			SSHPrivateKey: repo.SSHPrivateKey, BearerToken: repo.BearerToken, Insecure: repo.Insecure, EnableOCI: repo.EnableOCI}}
-	}
-	if st := probeRepo(r.Context(), creds, repo); st.Status == "Failed" {
-		writeError(w, http.StatusBadRequest, errors.New(st.Message))
+	if status, err := a.probeNewRepo(r.Context(), repo); err != nil {
+		writeError(w, status, err)
 		return
 	}
 	if status, err := a.storeRepo(r.Context(), repo, upsert); err != nil {
@@ -182,6 +174,43 @@ func (a *API) createRepo(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	writeJSON(w, http.StatusOK, repository{Repo: repo.Repo, Type: repo.Type, Name: repo.Name})
+}
+
+// probeNewRepo probes a repository about to be added with its own
+// credentials, or with those of a repo-creds template that matches it;
+// the error is the probe's, with the status to answer.
+func (a *API) probeNewRepo(ctx context.Context, repo repository) (int, error) {
+	_, creds, err := a.repoSecrets(ctx)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	if repo.Username != "" || repo.Password != "" || repo.SSHPrivateKey != "" || repo.BearerToken != "" {
+		creds = source.Credentials{{URL: repo.Repo, Type: repo.Type, Username: repo.Username, Password: repo.Password,
+			SSHPrivateKey: repo.SSHPrivateKey, BearerToken: repo.BearerToken, Insecure: repo.Insecure, EnableOCI: repo.EnableOCI}}
+	}
+	if st := probeRepo(ctx, creds, repo); st.Status == "Failed" {
+		return http.StatusBadRequest, errors.New(st.Message)
+	}
+	return http.StatusOK, nil
+}
+
+// validateRepo is POST /api/v1/repositories/{repo}/validate, Argo CD's
+// ValidateAccess, which argocd repo add calls before it adds: the
+// repository is probed as an add would probe it, with the credentials in
+// the query, and nothing is stored.
+func (a *API) validateRepo(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	repo := repository{Repo: r.PathValue("repo"), Type: q.Get("type"), Name: q.Get("name"), Project: q.Get("project"),
+		Username: q.Get("username"), Password: q.Get("password"), SSHPrivateKey: q.Get("sshPrivateKey"), BearerToken: q.Get("bearerToken"),
+		Insecure: q.Get("insecure") == "true", EnableOCI: q.Get("enableOci") == "true"}
+	if a.allowedOr403(w, r, s, rbac.ResourceRepositories, rbac.ActionCreate, repoObject(repo.Project, repo.Repo)) == nil {
+		return
+	}
+	if status, err := a.probeNewRepo(r.Context(), repo); err != nil {
+		writeError(w, status, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
 }
 
 // errRepoDiffers is Argo CD's refusal to create over a different

@@ -43,6 +43,17 @@ func TestAPIRepositories(t *testing.T) {
 	if h.wantError("add with a wrong password", r, http.StatusBadRequest, 3); !strings.Contains(r.body, "Unable to connect to repository") || strings.Contains(r.body, "wrong-Secret-789") {
 		t.Errorf("add with a wrong password: %s", r.body)
 	}
+	validate := func(token, repo, query string) response {
+		return h.do("POST", "/api/v1/repositories/"+url.PathEscape(repo)+"/validate"+query, token, repo)
+	}
+	if r = validate(admin, git.URL+"/shop.git", "?username=git-user&password=git-Pass-123&insecure=false"); r.status != http.StatusOK {
+		t.Errorf("validate: %d %s", r.status, r.body)
+	}
+	r = validate(admin, git.URL+"/shop.git", "?username=git-user&password=wrong-Secret-789")
+	if h.wantError("validate with a wrong password", r, http.StatusBadRequest, 3); strings.Contains(r.body, "wrong-Secret-789") {
+		t.Errorf("validate with a wrong password: %s", r.body)
+	}
+	h.wantError("alice validates", validate(h.login("alice", alicePassword), git.URL+"/shop.git", ""), http.StatusForbidden, 7)
 
 	var list struct {
 		Items []struct {

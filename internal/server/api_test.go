@@ -93,6 +93,7 @@ var endpoints = []endpoint{
 	{method: "GET", path: "/api/v1/repositories"},
 	{method: "POST", path: "/api/v1/repositories", body: map[string]any{"repo": "https://git.example/x.git"}},
 	{method: "DELETE", path: "/api/v1/repositories/x"},
+	{method: "POST", path: "/api/v1/repositories/x/validate", body: "x"},
 	{method: "GET", path: "/api/v1/applicationsets"},
 }
 

@@ -33,7 +33,8 @@
 // .../can-i/{resource}/{action}/{object}, POST and DELETE .../{name}/token),
 // the clusters (GET /api/v1/clusters and .../{server}, ?id.type=name; no
 // credentials, each probed for its version), the repositories (GET and
-// POST /api/v1/repositories, DELETE .../{repo}: Argo CD's repository
+// POST /api/v1/repositories, DELETE .../{repo}, and POST
+// .../{repo}/validate, the probe before an add: Argo CD's repository
 // Secrets, probed with their credentials, never shown), the
 // ApplicationSets (GET /api/v1/applicationsets and .../{name}),
 // GET/DELETE /api/v1/applications/{name} (?refresh=normal|hard;

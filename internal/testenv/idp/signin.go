@@ -19,6 +19,12 @@ var authRequestField = regexp.MustCompile(`name="id" value="([^"]+)"`)
 // the URL the provider sends the browser back to (the client's redirect
 // URI with code and state) without opening it.
 func (p *Provider) SignIn(ctx context.Context, authURL, username, password string) (*url.URL, error) {
+	return SignIn(ctx, p.Issuer, authURL, username, password)
+}
+
+// SignIn is Provider.SignIn for a provider of another process, known by
+// its issuer URL.
+func SignIn(ctx context.Context, issuer, authURL, username, password string) (*url.URL, error) {
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next, method, form := authURL, http.MethodGet, url.Values(nil)
 	for range 10 {
@@ -26,7 +32,7 @@ func (p *Provider) SignIn(ctx context.Context, authURL, username, password strin
 		if err != nil {
 			return nil, err
 		}
-		if !strings.HasPrefix(u.String(), p.Issuer+"/") {
+		if !strings.HasPrefix(u.String(), issuer+"/") {
 			return u, nil
 		}
 		status, loc, body, err := send(ctx, hc, method, u, form)
@@ -45,7 +51,7 @@ func (p *Provider) SignIn(ctx context.Context, authURL, username, password strin
 			if m == nil {
 				return nil, errors.New("the login page has no auth request id")
 			}
-			next, method = p.Issuer+"/login/username", http.MethodPost
+			next, method = issuer+"/login/username", http.MethodPost
 			form = url.Values{"id": {m[1]}, "username": {username}, "password": {password}}
 		case status == http.StatusOK && method == http.MethodPost:
 			return nil, fmt.Errorf("login refused: %s", strings.TrimSpace(errorText(body)))
