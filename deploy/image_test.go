@@ -45,8 +45,9 @@ func TestDockerfile(t *testing.T) {
 		"static binary":                `CGO_ENABLED=0`,
 		"reproducible paths":           `go build -trimpath`,
 		"stripped":                     `-ldflags "-s -w `,
-		"the wavecd command":           `-o /out/wavecd \./cmd/wavecd\n`,
-		"only the binary":              `(?m)^COPY --from=build /out/wavecd /wavecd$`,
+		"the wavecd command":           `-o /out/wavecd \./cmd/wavecd( && \\)?\n`,
+		"only the binaries":            `(?m)^COPY --from=build /out/wavecd /out/wavecd-argocd-api /$`,
+		"the gateway, with Go 1.27":    `GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOOS=\$\{TARGETOS\} GOARCH=\$\{TARGETARCH\} \\\n +go build -trimpath -ldflags "-s -w" -o /out/wavecd-argocd-api \./cmd/wavecd-argocd-api\n`,
 		"user 65532 as in the chart":   `(?m)^USER 65532:65532$`,
 		"entrypoint the chart expects": `(?m)^ENTRYPOINT \["/wavecd"\]$`,
 	}
@@ -56,7 +57,12 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 	if n := strings.Count(dockerfile, "\nCOPY --from="); n != 1 {
-		t.Errorf("Dockerfile copies %d things into the final image, want only the binary", n)
+		t.Errorf("Dockerfile copies %d times into the final image, want once: the binaries", n)
+	}
+
+	// The gateway is built with the toolchain the Makefile builds it with.
+	if !strings.Contains(makefile, "ARGOCDAPI_GO := cd $(CURDIR)/argocdapi && GOTOOLCHAIN=go1.27.3 $(GO)") {
+		t.Error("Makefile: the argocdapi module is not built with GOTOOLCHAIN=go1.27.3 as the image's gateway is")
 	}
 
 	// The binary the benchmarks and tests run is the one the image ships.

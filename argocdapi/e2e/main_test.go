@@ -38,17 +38,20 @@ var env struct {
 	// tlsAddr is a server with TLS, plainAddr one without, each serving
 	// Argo CD's API through the gateway on its own port.
 	tlsAddr, plainAddr, adminPassword, argocd, kubeconfig, wavecd, gateway string
-	// repo is the work tree of the Git repository helloRepoURL names;
-	// gitURL serves it over HTTP, with git http-backend.
-	repo, gitURL string
+	// gitRoot holds the Git repositories the apps come from, each a work
+	// tree; gitBase serves them over HTTP (gitBase/NAME), with git
+	// http-backend.
+	gitRoot, gitBase string
+	// peer is a real Argo CD (argocd-server, repo server, application
+	// controller and redis) on the same cluster, in namespace
+	// argocd-peer: the reference the CLI's outputs are compared with.
+	peerAddr, peerPassword string
+	// logs is the folder of the servers' and controllers' logs.
+	logs string
 	// kube and dynamic are clients of the cluster.
 	kube    kubernetes.Interface
 	dynamic dynamic.Interface
 }
-
-// helloRepoURL is the repository of the apps that sync; the controller
-// and the server read it from env.repo.
-const helloRepoURL = "https://git.example/hello.git"
 
 func helloConfigMap(value string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello}\ndata: {a: \"" + value + "\"}\n"
@@ -136,9 +139,10 @@ func setup() (func(), error) {
 		return st.stop, err
 	}
 	st.add(func() { _ = os.RemoveAll(dir) })
+	env.logs = dir
 	for _, step := range []func(*stopper, string) error{
 		func(st *stopper, dir string) error { return startCluster(st, dir, lc) },
-		startController, startServers, serveGit,
+		serveGit, startController, startServers, startArgoCD,
 	} {
 		if err := step(st, dir); err != nil {
 			return st.stop, err
@@ -175,9 +179,6 @@ func startCluster(st *stopper, dir, lc string) error {
 	if err := waitFor(3*time.Minute, "the local cluster", func() bool { return clusterReady(filepath.Join(dir, "cluster")) }); err != nil {
 		return fmt.Errorf("%w\n%s", err, tail(filepath.Join(dir, "cluster.log")))
 	}
-	if out, err := exec.Command(env.wavecd, "install", "crds", "--kubeconfig", env.kubeconfig).CombinedOutput(); err != nil {
-		return fmt.Errorf("install CRDs: %v\n%s", err, out)
-	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
 	if err != nil {
 		return err
@@ -188,26 +189,95 @@ func startCluster(st *stopper, dir, lc string) error {
 	if env.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}
-	if _, err := env.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create namespace argocd: %w", err)
+	// Argo CD's CRDs first, as a cluster moving from Argo CD has them:
+	// wavecd keeps them and works with them.
+	if err := installArgoCDCRDs(); err != nil {
+		return err
+	}
+	if out, err := exec.Command(env.wavecd, "install", "crds", "--kubeconfig", env.kubeconfig).CombinedOutput(); err != nil {
+		return fmt.Errorf("install CRDs: %v\n%s", err, out)
+	}
+	for _, name := range []string{"argocd", peerNamespace} {
+		if err := createNamespace(name); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// startController starts wavecd's controller, with the Git repository
-// the apps sync from (helloRepoURL, mirrored to a folder).
-func startController(st *stopper, dir string) error {
-	env.repo = filepath.Join(dir, "repo")
-	if err := gitCommit(env.repo, map[string]string{"cm/cm.yaml": helloConfigMap("1")}, "init", "-q", "-b", "main"); err != nil {
+// installArgoCDCRDs creates Argo CD's CRDs (its module's
+// manifests/crds) and waits until the API server serves them.
+func installArgoCDCRDs() error {
+	dir, err := argoCDModuleDir()
+	if err != nil {
 		return err
 	}
-	ctrl, err := startProcess(filepath.Join(dir, "controller.log"), env.wavecd, "controller", "--kubeconfig", env.kubeconfig,
-		"-n", "argocd", "--cache-dir", filepath.Join(dir, "ctrl-cache"), "--mirror", helloRepoURL+"="+env.repo)
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, f := range []string{"application-crd.yaml", "applicationset-crd.yaml", "appproject-crd.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, "manifests", "crds", f))
+		if err != nil {
+			return err
+		}
+		crd := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &crd.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := env.dynamic.Resource(gvr).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create Argo CD's CRD %s: %w", crd.GetName(), err)
+		}
+		err = waitFor(time.Minute, "CRD "+crd.GetName(), func() bool {
+			live, err := env.dynamic.Resource(gvr).Get(context.Background(), crd.GetName(), metav1.GetOptions{})
+			conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+			for _, c := range conds {
+				if c, ok := c.(map[string]any); ok && err == nil && c["type"] == "Established" && c["status"] == "True" {
+					return true
+				}
+			}
+			return false
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// argoCDModuleDir is where Argo CD's module (the version this module
+// requires) lies in the module cache.
+func argoCDModuleDir() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v3").Output()
+	if err != nil {
+		return "", fmt.Errorf("find Argo CD's module: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// newRepo creates Git repository name under env.gitRoot with the files;
+// it returns its URL and its work tree.
+func newRepo(name string, files map[string]string) (string, string, error) {
+	dir := filepath.Join(env.gitRoot, name)
+	if err := gitCommit(dir, files, "init", "-q", "-b", "main"); err != nil {
+		return "", "", err
+	}
+	return env.gitBase + "/" + name, dir, nil
+}
+
+// startController starts wavecd's controller.
+func startController(st *stopper, dir string) error {
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, "controller.log")
+	ctrl, err := startProcess(logPath, env.wavecd, "controller", "--kubeconfig", env.kubeconfig,
+		"-n", "argocd", "--cache-dir", filepath.Join(dir, "ctrl-cache"), "--listen", addr)
 	if err != nil {
 		return err
 	}
 	st.add(ctrl)
+	if err := waitFor(time.Minute, "wavecd's controller", listening(addr)); err != nil {
+		return fmt.Errorf("%w\n%s", err, tail(logPath))
+	}
 	return nil
 }
 
@@ -225,7 +295,7 @@ func startServers(st *stopper, dir string) error {
 			return err
 		}
 		args := []string{"server", "--listen", addr, "--kubeconfig", env.kubeconfig, "-n", "argocd",
-			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway, "--mirror", helloRepoURL + "=" + env.repo}
+			"--cache-dir", filepath.Join(dir, "cache"), "--argocd-api", env.gateway}
 		scheme := "https"
 		if insecure {
 			args, scheme = append(args, "--insecure"), "http"
@@ -248,9 +318,10 @@ func startServers(st *stopper, dir string) error {
 	return nil
 }
 
-// serveGit serves the Git repository of the apps over HTTP on loopback,
-// with git's own http-backend behind a CGI handler.
+// serveGit serves the Git repositories of the apps over HTTP on
+// loopback, with git's own http-backend behind a CGI handler.
 func serveGit(st *stopper, dir string) error {
+	env.gitRoot = filepath.Join(dir, "git")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -259,22 +330,29 @@ func serveGit(st *stopper, dir string) error {
 	if err != nil {
 		return err
 	}
-	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + dir, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
+	backend := &cgi.Handler{Path: git, Args: []string{"http-backend"}, Env: []string{"GIT_PROJECT_ROOT=" + env.gitRoot, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
 	srv := &http.Server{Handler: backend, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	st.add(func() { _ = srv.Close() })
-	env.gitURL = "http://" + ln.Addr().String() + "/" + filepath.Base(env.repo)
+	env.gitBase = "http://" + ln.Addr().String()
 	return nil
 }
 
 // startProcess runs a command in its own process group, logging to a
 // file; the function returned stops the group by its id.
 func startProcess(logPath, name string, args ...string) (func(), error) {
+	return startProcessEnv(logPath, nil, name, args...)
+}
+
+// startProcessEnv is startProcess with an environment (nil: this
+// process's).
+func startProcessEnv(logPath string, environ []string, name string, args ...string) (func(), error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(name, args...)
+	cmd.Env = environ
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
@@ -294,14 +372,23 @@ func startProcess(logPath, name string, args ...string) (func(), error) {
 	}, nil
 }
 
-// createAppSet creates ApplicationSet guestbooks, whose list generator
+// createNamespace creates a namespace.
+func createNamespace(name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := env.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// createAppSet creates ApplicationSet guestbooks in a namespace, whose list generator
 // has no elements, so the controller makes no apps of it; it is there to
 // be read.
-func createAppSet() error {
+func createAppSet(namespace string) error {
 	set := &unstructured.Unstructured{}
 	err := yaml.Unmarshal([]byte(`apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
-metadata: {name: guestbooks, namespace: argocd}
+metadata: {name: guestbooks}
 spec:
   generators: [{list: {elements: []}}]
   template:
@@ -315,7 +402,7 @@ spec:
 		return err
 	}
 	gvr := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets"}
-	_, err = env.dynamic.Resource(gvr).Namespace("argocd").Create(context.Background(), set, metav1.CreateOptions{})
+	_, err = env.dynamic.Resource(gvr).Namespace(namespace).Create(context.Background(), set, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create ApplicationSet guestbooks: %w", err)
 	}

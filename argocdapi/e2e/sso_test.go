@@ -48,7 +48,7 @@ const idTokenLifetime = 5 * time.Second
 // its own). RBAC follows the token's groups, and the CLI refreshes its
 // expired ID token with the refresh token it got.
 func TestCLISSO(t *testing.T) {
-	m := modes[0]
+	m := wavecdTLS
 	port := freePort(t)
 	issuer := startIdP(t, port)
 	configureSSO(t, issuer)
@@ -174,7 +174,7 @@ func configureSSO(t *testing.T, issuer string) {
 // test IdP's sign-in command plays the browser) and opens the CLI's
 // callback with the code, as the browser would; it returns the CLI's
 // output.
-func ssoLogin(t *testing.T, m mode, config string, port int, issuer string, user ssoUser) string {
+func ssoLogin(t *testing.T, m target, config string, port int, issuer string, user ssoUser) string {
 	t.Helper()
 	args := append(append([]string{"--config", config}, m.flags...),
 		"login", m.addr(), "--sso", "--sso-port", fmt.Sprint(port), "--sso-launch-browser=false")

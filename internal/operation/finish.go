@@ -29,9 +29,7 @@ func (rn *Runner) finish(ctx context.Context, req Request, host Host, opState *v
 		a.Status.OperationState = snapshot
 		a.Operation = nil
 		markStalled(&a.Status, st, rn.Now())
-		// A superseded sync has a history entry too: its first waves are
-		// deployed, and the next entry is the revision that replaced it.
-		if (snapshot.Phase == v1alpha1.OperationSucceeded || out.stopped) && !snapshot.Operation.Sync.DryRun {
+		if recordsHistory(snapshot, out.stopped) {
 			addHistory(a, snapshot, out.revision)
 		}
 		host.Compare(ctx, a, out.applied)
@@ -42,6 +40,15 @@ func (rn *Runner) finish(ctx context.Context, req Request, host Host, opState *v
 	rn.Metrics.ObserveSync(app, snapshot.Phase)
 	logctx.From(ctx).Info("sync finished", "phase", snapshot.Phase, "message", snapshot.Message)
 	return err == nil
+}
+
+// recordsHistory says whether a finished sync gets a history entry: a
+// successful one does, and so does a superseded one (its first waves are
+// deployed, and the next entry is the revision that replaced it); a dry
+// run and a sync of some resources only do not, as in Argo CD.
+func recordsHistory(op *v1alpha1.OperationState, superseded bool) bool {
+	sync := op.Operation.Sync
+	return (op.Phase == v1alpha1.OperationSucceeded || superseded) && sync != nil && !sync.DryRun && len(sync.Resources) == 0
 }
 
 // addHistory adds the operation's entry to the app's history, keeping

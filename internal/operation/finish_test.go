@@ -40,3 +40,28 @@ func TestHistoryLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestRecordsHistory(t *testing.T) {
+	some := []v1alpha1.SyncOperationResource{{Kind: "ConfigMap", Name: "hello"}}
+	tests := map[string]struct {
+		phase      v1alpha1.OperationPhase
+		sync       v1alpha1.SyncOperation
+		superseded bool
+		want       bool
+	}{
+		"a successful sync":                   {phase: v1alpha1.OperationSucceeded, want: true},
+		"a failed sync":                       {phase: v1alpha1.OperationFailed},
+		"a superseded sync":                   {phase: v1alpha1.OperationFailed, superseded: true, want: true},
+		"a dry run":                           {phase: v1alpha1.OperationSucceeded, sync: v1alpha1.SyncOperation{DryRun: true}},
+		"a sync of some resources":            {phase: v1alpha1.OperationSucceeded, sync: v1alpha1.SyncOperation{Resources: some}},
+		"a superseded sync of some resources": {phase: v1alpha1.OperationFailed, sync: v1alpha1.SyncOperation{Resources: some}, superseded: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			op := &v1alpha1.OperationState{Phase: tc.phase, Operation: v1alpha1.Operation{Sync: &tc.sync}}
+			if got := recordsHistory(op, tc.superseded); got != tc.want {
+				t.Errorf("recordsHistory = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

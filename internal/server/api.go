@@ -70,6 +70,8 @@ type API struct {
 	// stopped is closed by Shutdown: event streams end.
 	stopped  chan struct{}
 	stopOnce sync.Once
+	// deleted are the apps deleted through this API lately.
+	deleted tombstones
 }
 
 // Shutdown ends the event streams, which would otherwise keep a graceful

@@ -130,11 +130,16 @@ func cleanApp(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
+// errAppPermissionDenied is Argo CD's answer for an app that is missing
+// or that the user may not see: it tells neither apart.
+var errAppPermissionDenied = errors.New("permission denied")
+
 // authorizedApp reads the app named in the path and checks that s may do
 // action on it; it also returns the enforcer it checked with, for handlers
-// that check more. On failure it writes the error and returns a nil app. A
-// missing app is 404 only to a user who could get it, 403 to others, so
-// names do not leak.
+// that check more. On failure it writes the error and returns a nil app.
+// A missing app is 403, as Argo CD answers, so names do not leak: 404
+// only when the request names the app's project (?project=) and the user
+// may get apps of that name in it.
 func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, action string) (*v1alpha1.Application, *unstructured.Unstructured, *rbac.Enforcer) {
 	name := r.PathValue("name")
 	ns, err := a.appNamespace(r)
@@ -150,12 +155,12 @@ func (a *API) authorizedApp(w http.ResponseWriter, r *http.Request, s *session, 
 	raw, err := a.appClientIn(s, ns).GetRaw(r.Context(), name)
 	var nf *application.NotFoundError
 	if errors.As(err, &nf) {
-		object := "*/" + a.namespaces().QualifiedName(ns, name)
-		if !enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, object) {
-			writeError(w, http.StatusForbidden, permissionDenied(rbac.ResourceApplications, action, object, s))
+		projects := append(r.URL.Query()["project"], r.URL.Query()["projects"]...)
+		if len(projects) == 1 && enf.Allowed(s.subject(), rbac.ResourceApplications, rbac.ActionGet, projects[0]+"/"+a.namespaces().QualifiedName(ns, name)) {
+			writeError(w, http.StatusNotFound, fmt.Errorf("applications.argoproj.io %q not found", name))
 			return nil, nil, nil
 		}
-		writeError(w, http.StatusNotFound, err)
+		writeError(w, http.StatusForbidden, errAppPermissionDenied)
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -313,10 +318,11 @@ func (a *API) deleteApp(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
-	app, _, _ := a.authorizedApp(w, r, s, rbac.ActionDelete)
+	app, raw, _ := a.authorizedApp(w, r, s, rbac.ActionDelete)
 	if app == nil {
 		return
 	}
+	a.deleted.add(app.Namespace, app.Name, raw.Object)
 	err := (&appclient.Delete{Client: a.appClientIn(s, app.Namespace), Name: app.Name, Cascade: cascade, Propagation: q.Get("propagationPolicy")}).Run(r.Context())
 	if err != nil {
 		writeError(w, statusOf(err), err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	stdsync "sync"
 	"time"
@@ -176,6 +177,11 @@ func (a *API) clusterViews(ctx context.Context, clusters []cluster.Cluster) ([]c
 		views[i] = v
 		wg.Go(func() {
 			state, version := a.probeCluster(ctx, c)
+			if counts[c.Server] == 0 {
+				// As Argo CD, whose controller watches only the clusters
+				// apps deploy to.
+				state.Status, state.Message = "Unknown", "Cluster has no applications and is not being monitored."
+			}
 			views[i].Info.ConnectionState, views[i].Info.ServerVersion = state, version
 			views[i].ConnectionState, views[i].ServerVersion = state, version
 		})
@@ -196,7 +202,8 @@ func (a *API) probeCluster(ctx context.Context, c *cluster.Cluster) (connectionS
 	return state, version
 }
 
-// serverVersion is a cluster's MAJOR.MINOR, from its /version.
+// serverVersion is a cluster's version as Argo CD shows it, from its
+// /version: MAJOR.MINOR.PATCH of gitVersion, or MAJOR.MINOR.
 func (a *API) serverVersion(ctx context.Context, c *cluster.Cluster) (string, error) {
 	cfg, err := c.RESTConfig(a.opts.RESTConfig)
 	if err != nil {
@@ -212,12 +219,18 @@ func (a *API) serverVersion(ctx context.Context, c *cluster.Cluster) (string, er
 	if err != nil {
 		return "", err
 	}
-	var v struct{ Major, Minor string }
+	var v struct{ Major, Minor, GitVersion string }
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return "", fmt.Errorf("read /version: %w", err)
 	}
+	if m := genericVersion.FindStringSubmatch(v.GitVersion); m != nil {
+		return m[1], nil
+	}
 	return strings.TrimPrefix(v.Major+"."+v.Minor, "."), nil
 }
+
+// genericVersion finds the numbers of a version such as v1.36.3-rc.1.
+var genericVersion = regexp.MustCompile(`^v?(\d+\.\d+(?:\.\d+)?)`)
 
 // appsPerCluster counts the served apps deploying to each cluster's URL.
 func (a *API) appsPerCluster(ctx context.Context, clusters []cluster.Cluster) (map[string]int64, error) {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,21 @@ stringData:
   name: prod
   server: https://127.0.0.1:1
   config: '{"bearerToken":"prod-Bearer-Secret","tlsClientConfig":{"insecure":true,"keyData":"cHJpdmF0ZS1rZXk="}}'
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: staging
+  labels: {argocd.argoproj.io/secret-type: cluster}
+stringData: {name: staging, server: https://127.0.0.1:2}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: on-prod}
+spec:
+  project: default
+  source: {repoURL: https://git.example/prod.git, path: prod}
+  destination: {server: https://127.0.0.1:1, namespace: prod}
 `)
 	admin := h.admin()
 	type view struct {
@@ -33,12 +49,17 @@ stringData:
 	var list struct{ Items []view }
 	r := h.do("GET", "/api/v1/clusters", admin, nil)
 	h.decode(r, &list)
-	if len(list.Items) != 2 {
+	if len(list.Items) != 3 {
 		t.Fatalf("clusters: %s", r.body)
 	}
-	in, prod := list.Items[0], list.Items[1]
-	if in.Name != "in-cluster" || in.Info.ConnectionState.Status != "Successful" || in.Info.ServerVersion == "" || in.Info.ApplicationsCount != 3 {
+	in, prod, staging := list.Items[0], list.Items[1], list.Items[2]
+	if in.Name != "in-cluster" || in.Info.ConnectionState.Status != "Successful" || !regexp.MustCompile(`^1\.\d+\.\d+$`).MatchString(in.Info.ServerVersion) || in.Info.ApplicationsCount != 3 {
 		t.Errorf("in-cluster: %+v", in)
+	}
+	// Argo CD monitors only the clusters apps deploy to: the others are
+	// Unknown.
+	if staging.Name != "staging" || staging.Info.ConnectionState.Status != "Unknown" || staging.Info.ConnectionState.Message != "Cluster has no applications and is not being monitored." {
+		t.Errorf("staging: %+v", staging)
 	}
 	if prod.Name != "prod" || prod.Info.ConnectionState.Status != "Failed" || prod.Info.ConnectionState.Message == "" || !prod.Config.TLSClientConfig.Insecure {
 		t.Errorf("prod: %+v", prod)

@@ -123,15 +123,21 @@ func (a *API) listRepos(w http.ResponseWriter, r *http.Request, s *session) {
 	writeList(w, nil, items)
 }
 
-// probeRepo checks a repository with the credentials that match it.
-func probeRepo(ctx context.Context, creds source.Credentials, repo repository) connectionState {
+// repoCredential is the credential of the creds that matches a
+// repository, or none.
+func repoCredential(creds source.Credentials, repo repository) source.RepoCredential {
 	cred := source.RepoCredential{URL: repo.Repo, Type: repo.Type, Insecure: repo.Insecure, EnableOCI: repo.EnableOCI}
 	if c := creds.For(repo.Repo); c != nil {
 		cred = *c
 		cred.URL, cred.Type = repo.Repo, repo.Type
 	}
+	return cred
+}
+
+// probeRepo checks a repository with the credentials that match it.
+func probeRepo(ctx context.Context, creds source.Credentials, repo repository) connectionState {
 	state := connectionState{Status: "Successful", AttemptedAt: time.Now().UTC().Truncate(time.Second)}
-	err := source.Probe(ctx, cred, source.ProbeOptions{Timeout: 10 * time.Second})
+	err := source.Probe(ctx, repoCredential(creds, repo), source.ProbeOptions{Timeout: 10 * time.Second})
 	switch {
 	case errors.Is(err, source.ErrProbeUnsupported):
 		state.Status, state.Message = "Unknown", err.Error()
@@ -188,8 +194,9 @@ func (a *API) probeNewRepo(ctx context.Context, repo repository) (int, error) {
 		creds = source.Credentials{{URL: repo.Repo, Type: repo.Type, Username: repo.Username, Password: repo.Password,
 			SSHPrivateKey: repo.SSHPrivateKey, BearerToken: repo.BearerToken, Insecure: repo.Insecure, EnableOCI: repo.EnableOCI}}
 	}
-	if st := probeRepo(ctx, creds, repo); st.Status == "Failed" {
-		return http.StatusBadRequest, errors.New(st.Message)
+	err = source.Probe(ctx, repoCredential(creds, repo), source.ProbeOptions{Timeout: 10 * time.Second})
+	if err != nil && !errors.Is(err, source.ErrProbeUnsupported) {
+		return http.StatusBadRequest, fmt.Errorf("error testing repository connectivity: %w", err)
 	}
 	return http.StatusOK, nil
 }

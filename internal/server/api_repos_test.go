@@ -40,7 +40,7 @@ func TestAPIRepositories(t *testing.T) {
 		t.Errorf("upsert: %d %s", r.status, r.body)
 	}
 	r = add(admin, "", map[string]any{"repo": git.URL + "/other.git", "username": "git-user", "password": "wrong-Secret-789"})
-	if h.wantError("add with a wrong password", r, http.StatusBadRequest, 3); !strings.Contains(r.body, "Unable to connect to repository") || strings.Contains(r.body, "wrong-Secret-789") {
+	if h.wantError("add with a wrong password", r, http.StatusBadRequest, 3); !strings.Contains(r.body, "error testing repository connectivity") || strings.Contains(r.body, "wrong-Secret-789") {
 		t.Errorf("add with a wrong password: %s", r.body)
 	}
 	validate := func(token, repo, query string) response {

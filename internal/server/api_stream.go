@@ -100,6 +100,12 @@ func (st *appStream) run(ctx context.Context) error {
 	heartbeat := time.NewTicker(st.api.opts.StreamHeartbeat)
 	defer heartbeat.Stop()
 	resourceVersion := ""
+	if st.filter.name != "" {
+		var err error
+		if resourceVersion, err = st.start(ctx); err != nil {
+			return err
+		}
+	}
 	for {
 		w, err := st.watch(ctx, resourceVersion)
 		if err != nil {
@@ -116,6 +122,37 @@ func (st *appStream) run(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// start begins the stream of one app: ADDED if it exists, or DELETED if
+// it was deleted through this server lately (a client that deleted it
+// waits for that event, and the app may be gone before the client
+// watches); it returns the resource version to watch from.
+func (st *appStream) start(ctx context.Context) (string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.ApplicationKind + "List"))
+	err := st.api.opts.Kube.List(ctx, list, &client.ListOptions{Namespace: st.filter.namespace, LabelSelector: st.filter.selector,
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", st.filter.name)})
+	if err != nil {
+		return "", fmt.Errorf("list applications: %w", err)
+	}
+	for i := range list.Items {
+		if err := st.send(ctx, watch.Added, &list.Items[i]); err != nil {
+			return "", err
+		}
+	}
+	if len(list.Items) == 0 {
+		ns := st.filter.namespace
+		if ns == "" { // a name alone is an app of the control namespace
+			ns = st.api.opts.Namespace
+		}
+		if app, ok := st.api.deleted.get(ns, st.filter.name); ok {
+			if err := st.send(ctx, watch.Deleted, &unstructured.Unstructured{Object: app}); err != nil {
+				return "", err
+			}
+		}
+	}
+	return list.GetResourceVersion(), nil
 }
 
 func (st *appStream) watch(ctx context.Context, resourceVersion string) (watch.Interface, error) {

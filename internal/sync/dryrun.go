@@ -264,8 +264,13 @@ func (e *Executor) completeDryRun(st *State) {
 		case ts.SyncPhase == v1alpha1.SyncPhaseSyncFail:
 			ts.Phase = v1alpha1.TaskSkipped
 		default:
+			// What kubectl says of a dry run: "configmap/x configured (dry run)".
 			ts.Phase, ts.Result = v1alpha1.TaskSucceeded, v1alpha1.ResultCodeSynced
-			ts.Message = strings.TrimSpace(ts.Message + " (dry run)")
+			msg := ts.Message
+			if msg == "" && t != nil {
+				msg = applyMessage(e.objectFor(st, i), t)
+			}
+			ts.Message = strings.TrimSpace(msg + " (dry run)")
 		}
 	}
 }
