@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -303,4 +304,15 @@ func terminateSteps(t *testing.T, tg target) {
 	run(step{args: []string{"app", "terminate-op", "slow"}, exit: 20, want: `Unable to terminate operation. No operation is in progress`})
 	run(step{args: []string{"app", "resources", "slow"}, want: `(?m)^ +ConfigMap +` + name + ` +later +No`}) // wave 1 was never applied
 	run(step{args: []string{"app", "delete", "slow", "--yes", "--wait"}})
+	if tg.engine == "wavecd" {
+		// wavecd runs on Argo CD's CRDs here: it says so once, and writes
+		// nothing the API server would drop (a warning on every write).
+		log, err := os.ReadFile(filepath.Join(env.logs, tg.controllerLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(log), "the Application CRD is Argo CD's") || strings.Contains(string(log), "unknown field") {
+			t.Errorf("the controller's log should warn of Argo CD's CRD once and have no unknown field:\n%s", tail(filepath.Join(env.logs, tg.controllerLog)))
+		}
+	}
 }

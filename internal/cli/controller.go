@@ -10,9 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/rest"
 
 	"github.com/wavecd/wavecd/internal/appset"
 	"github.com/wavecd/wavecd/internal/controller"
+	"github.com/wavecd/wavecd/internal/install"
 	"github.com/wavecd/wavecd/internal/kube"
 	wmetrics "github.com/wavecd/wavecd/internal/metrics"
 	"github.com/wavecd/wavecd/internal/notify"
@@ -133,6 +136,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	}
 	a.opts.Metrics = metrics
 	a.opts.TuneGC = true // this process runs the controller
+	a.opts.ArgoCDCRD = argoCDCRD(ctx, cfg)
 	kube.CountRequests(cfg, metrics.ObserveKubeRequest)
 	ctrl, err := controller.New(cfg, a.opts)
 	if err != nil {
@@ -175,4 +179,25 @@ func (a *controllerAction) Run(ctx context.Context) error {
 	}
 	slog.Info("controller starting", "namespace", a.opts.Namespace, "listen", a.listen, "sharding", a.opts.Sharding)
 	return ctrl.Start(ctx)
+}
+
+// argoCDCRD reads whether the cluster's Application CRD is Argo CD's,
+// which drops what wavecd writes besides Argo CD's fields; it says so once
+// in the log. A CRD it cannot read counts as wavecd's.
+func argoCDCRD(ctx context.Context, cfg *rest.Config) bool {
+	c, err := apiextensions.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	keeps, err := install.KeepsSyncState(ctx, c)
+	if err != nil {
+		slog.DebugContext(ctx, "could not read the Application CRD's schema", "err", err)
+		return false
+	}
+	if !keeps {
+		slog.WarnContext(ctx, "the Application CRD is Argo CD's: it keeps no running sync's state and no per-resource sync times, "+
+			"so a sync that a restarted controller finds running starts again, and the UI's sync timeline has no per-resource times "+
+			"(wavecd's own CRDs keep both: docs/install.md)")
+	}
+	return !keeps
 }

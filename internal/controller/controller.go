@@ -46,6 +46,11 @@ type Options struct {
 	// ArgoParity turns off what wavecd adds: child Application health and
 	// the generic condition check.
 	ArgoParity bool
+	// ArgoCDCRD says the cluster's Application CRD is Argo CD's, which
+	// drops a running sync's state and each resource's times: syncs write
+	// neither, and a sync a restarted controller finds running starts
+	// again instead of resuming.
+	ArgoCDCRD bool
 	// Hydrator hydrates apps with a spec.sourceHydrator: renders their dry
 	// source and commits it to their branch (Argo CD's hydrator.enabled,
 	// off by default as there). Off, such apps sync the sync source as it

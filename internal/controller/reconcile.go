@@ -114,7 +114,7 @@ func newReconciler(c client.Client, reader client.Reader, targets *destination.T
 	r.finalizer = &finalizer{comparer: r.comparer, targets: targets, runs: r.runs, argoParity: opts.ArgoParity, now: now, key: r.key}
 	r.runner = &operation.Runner{
 		Registry: r.runs, Targets: r.comparer, Manifests: compare.Manifests{Comparer: r.comparer}, Status: r.status, APIReader: reader, Namespace: opts.Namespace, Now: now,
-		ArgoParity: opts.ArgoParity, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
+		ArgoParity: opts.ArgoParity, ArgoCDCRD: opts.ArgoCDCRD, NodeProvisioners: r.provisioners.Find, Metrics: opts.Metrics,
 	}
 	r.starter = &starter{
 		client: c, apiReader: reader, status: r.status, runs: r.runs, runner: r.runner, argoParity: opts.ArgoParity,

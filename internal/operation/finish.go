@@ -22,7 +22,7 @@ func (rn *Runner) finish(ctx context.Context, req Request, host Host, opState *v
 		opState.Phase = v1alpha1.OperationSucceeded
 	}
 	opState.Message = st.Message
-	opState.SyncResult = syncResult(st, out.revision, app)
+	opState.SyncResult = rn.syncResult(st, out.revision, app)
 	opState.WavecdState = nil
 	snapshot := opState.DeepCopy()
 	err := rn.save(ctx, app, func(a *v1alpha1.Application) {

@@ -2,11 +2,13 @@ package operation
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	wsync "github.com/wavecd/wavecd/internal/sync"
 )
 
 func TestHistoryLimit(t *testing.T) {
@@ -63,5 +65,25 @@ func TestRecordsHistory(t *testing.T) {
 				t.Errorf("recordsHistory = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestArgoCDCRDWritesNoExtras: on Argo CD's Application CRD, which would
+// drop them with a warning on every write, a sync's results carry no
+// per-resource times and its progress no resumable state.
+func TestArgoCDCRDWritesNoExtras(t *testing.T) {
+	now := time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC)
+	st := &wsync.State{Tasks: []wsync.TaskState{{Kind: "ConfigMap", Name: "hello", Phase: v1alpha1.TaskSucceeded,
+		Result: v1alpha1.ResultCodeSynced, StartedAt: now, FinishedAt: now.Add(time.Second)}}}
+	app := &v1alpha1.Application{}
+	for _, argoCRD := range []bool{false, true} {
+		rn := &Runner{ArgoCDCRD: argoCRD}
+		res := rn.syncResult(st, "abc", app)
+		if len(res.Resources) != 1 {
+			t.Fatalf("ArgoCDCRD %v: results %+v", argoCRD, res.Resources)
+		}
+		if hasTimes := res.Resources[0].StartedAt != nil && res.Resources[0].FinishedAt != nil; hasTimes == argoCRD {
+			t.Errorf("ArgoCDCRD %v: resource times %v, %v", argoCRD, res.Resources[0].StartedAt, res.Resources[0].FinishedAt)
+		}
 	}
 }

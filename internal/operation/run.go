@@ -40,6 +40,10 @@ type Runner struct {
 	Now       func() time.Time
 	// ArgoParity syncs as Argo CD does where wavecd differs.
 	ArgoParity bool
+	// ArgoCDCRD says the Application CRD is Argo CD's, which drops a
+	// running sync's state and each resource's start and end times: the
+	// runner writes neither (install.KeepsSyncState).
+	ArgoCDCRD bool
 	// NodeProvisioners tells a stall where the node provisioners are.
 	NodeProvisioners wsync.NodeProvisionerFinder
 	// Metrics counts the operations that end; nil (its methods take nil)

@@ -55,8 +55,10 @@ func (rn *Runner) key(app *v1alpha1.Application) string {
 func (rn *Runner) saveProgress(ctx context.Context, app *v1alpha1.Application, opState *v1alpha1.OperationState, st *wsync.State, revision string) {
 	opState.Phase = v1alpha1.OperationRunning
 	opState.Message = st.Message
-	opState.SyncResult = syncResult(st, revision, app)
-	opState.WavecdState = encodeState(st)
+	opState.SyncResult = rn.syncResult(st, revision, app)
+	if !rn.ArgoCDCRD {
+		opState.WavecdState = encodeState(st)
+	}
 	snapshot := opState.DeepCopy()
 	err := rn.save(ctx, app, func(a *v1alpha1.Application) {
 		a.Status.OperationState = snapshot
@@ -101,8 +103,9 @@ func decodeState(os *v1alpha1.OperationState) *wsync.State {
 	return st
 }
 
-// syncResult converts the executor's result to Argo CD's shape.
-func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1alpha1.SyncOperationResult {
+// syncResult converts the executor's result to Argo CD's shape, without
+// the resources' times where the CRD would drop them.
+func (rn *Runner) syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1alpha1.SyncOperationResult {
 	res := st.Result()
 	out := &v1alpha1.SyncOperationResult{Revision: revision}
 	if app.Spec.Source != nil {
@@ -113,8 +116,11 @@ func syncResult(st *wsync.State, revision string, app *v1alpha1.Application) *v1
 			Group: rr.Group, Version: rr.Version, Kind: rr.Kind, Namespace: rr.Namespace, Name: rr.Name,
 			Status: rr.Status, Message: rr.Message, HookType: rr.HookType,
 			HookPhase: string(rr.HookPhase), SyncPhase: string(rr.SyncPhase),
-			StartedAt: microTime(rr.StartedAt), FinishedAt: microTime(rr.FinishedAt),
 		})
+		if !rn.ArgoCDCRD {
+			last := out.Resources[len(out.Resources)-1]
+			last.StartedAt, last.FinishedAt = microTime(rr.StartedAt), microTime(rr.FinishedAt)
+		}
 	}
 	return out
 }
