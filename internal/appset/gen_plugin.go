@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wavecd/wavecd/api/v1alpha1"
+	"github.com/wavecd/wavecd/internal/settings"
 )
 
 // Plugin generator defaults, as Argo CD's.
@@ -125,22 +126,25 @@ func (g *generation) pluginCall(pg *v1alpha1.PluginGenerator) (*pluginCall, erro
 	return call, nil
 }
 
-// pluginToken resolves the ConfigMap's token reference.
-func (g *generation) pluginToken(cmName, ref string) (string, error) {
-	if !strings.HasPrefix(ref, "$") || len(ref) < 2 {
-		return "", fmt.Errorf("ConfigMap %s: token %q is empty or does not reference a Secret key starting with '$'", cmName, ref)
+// pluginToken resolves the ConfigMap's token reference
+// (settings.SecretRef: a key of argocd-secret, or of another Secret of the
+// namespace, which Argo CD's plugin generator reads without the part-of
+// label).
+func (g *generation) pluginToken(cmName, v string) (string, error) {
+	ref, isRef, err := settings.ParseSecretRef(v)
+	if !isRef || err != nil {
+		return "", fmt.Errorf("ConfigMap %s: token %q is empty or does not reference a Secret key starting with '$'", cmName, v)
 	}
-	secret, key := "argocd-secret", ref[1:]
-	if s, k, ok := strings.Cut(ref[1:], ":"); ok {
-		secret, key = s, k
-	}
-	data, err := g.in.Objects.SecretData(g.ctx, g.set.Namespace, secret)
+	sec, err := g.in.Objects.Secret(g.ctx, g.set.Namespace, ref.Secret)
 	if err != nil {
 		return "", fmt.Errorf("ConfigMap %s: token: %w", cmName, err)
 	}
-	token, ok := data[key]
-	if !ok || token == "" {
-		return "", fmt.Errorf("ConfigMap %s: token: Secret %s has no key %q", cmName, secret, key)
+	token, err := ref.Read(sec)
+	if err == nil && token == "" {
+		err = fmt.Errorf("secret %s/%s has an empty %q", sec.Namespace, sec.Name, ref.Key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("ConfigMap %s: token: %w", cmName, err)
 	}
 	return token, nil
 }

@@ -142,7 +142,7 @@ func TestPluginGeneratorErrors(t *testing.T) {
 	}{
 		"a ConfigMap that is not there":  {configMap: "missing", wantErr: `ConfigMap argocd/missing: configmaps "missing" not found`},
 		"a token that is no reference":   {configMap: "no-token", wantErr: `token "plain-text-token" is empty or does not reference a Secret key starting with '$'`},
-		"a key the Secret lacks":         {configMap: "unset-token", wantErr: `Secret argocd-secret has no key "plugin.unset.token"`},
+		"a key the Secret lacks":         {configMap: "unset-token", wantErr: `secret argocd/argocd-secret has no key "plugin.unset.token"`},
 		"a token the plugin refuses":     {configMap: "wrong-token", wantErr: "API error with status code 401: bad token"},
 		"a plugin slower than its limit": {configMap: "slow-plugin", wantErr: "context deadline exceeded"},
 		"no namespace to read":           {configMap: "envs-plugin", noObjects: true, wantErr: "not available here"},

@@ -170,15 +170,15 @@ func (g *generation) secretKey(ref *v1alpha1.SecretRef) (string, error) {
 		return "", errors.New("tokenRef needs the namespace's Secrets, which are not available here")
 	}
 	ns := g.set.Namespace
-	data, err := g.in.Objects.SecretData(g.ctx, ns, ref.SecretName)
+	sec, err := g.in.Objects.Secret(g.ctx, ns, ref.SecretName)
 	if err != nil {
 		return "", fmt.Errorf("error fetching secret %s/%s: %w", ns, ref.SecretName, err)
 	}
-	v, ok := data[ref.Key]
+	b, ok := sec.Data[ref.Key]
 	if !ok {
 		return "", fmt.Errorf("key %q in secret %s/%s not found", ref.Key, ns, ref.SecretName)
 	}
-	return v, nil
+	return string(b), nil
 }
 
 // unsupportedProvider names the providers set that wavecd does not speak.

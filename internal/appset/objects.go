@@ -21,7 +21,7 @@ import (
 // the API server.
 type Objects interface {
 	ConfigMapData(ctx context.Context, namespace, name string) (map[string]string, error)
-	SecretData(ctx context.Context, namespace, name string) (map[string]string, error)
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
 // KubeObjects reads ConfigMaps and Secrets through a Kubernetes reader.
@@ -36,22 +36,13 @@ func (k KubeObjects) ConfigMapData(ctx context.Context, namespace, name string) 
 	return cm.Data, nil
 }
 
-// SecretData returns the Secret's data as strings.
-func (k KubeObjects) SecretData(ctx context.Context, namespace, name string) (map[string]string, error) {
+// Secret returns the Secret.
+func (k KubeObjects) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	s := &corev1.Secret{}
 	if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, err)
 	}
-	return stringData(s.Data), nil
-}
-
-// stringData is a Secret's data as strings.
-func stringData(data map[string][]byte) map[string]string {
-	out := make(map[string]string, len(data))
-	for k, v := range data {
-		out[k] = string(v)
-	}
-	return out
+	return s, nil
 }
 
 // StaticObjects are ConfigMaps and Secrets read once, from a settings
@@ -73,9 +64,9 @@ func (s StaticObjects) ConfigMapData(_ context.Context, namespace, name string) 
 	return data, nil
 }
 
-// SecretData returns the data of the Secret name as the API server
-// would store it (stringData over data).
-func (s StaticObjects) SecretData(_ context.Context, namespace, name string) (map[string]string, error) {
+// Secret returns the Secret name as the API server would store it
+// (stringData over data).
+func (s StaticObjects) Secret(_ context.Context, namespace, name string) (*corev1.Secret, error) {
 	o := s.find("Secret", namespace, name)
 	if o == nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, notFound("secrets", name))
@@ -84,7 +75,11 @@ func (s StaticObjects) SecretData(_ context.Context, namespace, name string) (ma
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &sec); err != nil {
 		return nil, fmt.Errorf("read Secret %s/%s: %w", namespace, name, err)
 	}
-	return stringData(kube.SecretData(&sec)), nil
+	sec.Data, sec.StringData = kube.SecretData(&sec), nil
+	if sec.Namespace == "" {
+		sec.Namespace = namespace
+	}
+	return &sec, nil
 }
 
 func (s StaticObjects) find(kind, namespace, name string) *unstructured.Unstructured {

@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wavecd/wavecd/internal/settings"
 )
 
 // Names of the settings objects and keys, as in Argo CD.
 const (
 	ConfigMapName          = "argocd-cm"
-	SecretName             = "argocd-secret"
+	SecretName             = settings.Secret
 	InitialAdminSecretName = "argocd-initial-admin-secret"
 
 	AdminAccount       = "admin"

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/sso"
 )
 
@@ -68,25 +69,16 @@ func (s Store) Settings(ctx context.Context) (*Settings, error) {
 
 // secretLookup resolves oidc.config's `$` references: argocd-secret's
 // keys from data, another Secret's when it carries the label
-// app.kubernetes.io/part-of=argocd, as in Argo CD.
+// app.kubernetes.io/part-of=argocd, as in Argo CD (settings.SecretRef).
 func (s Store) secretLookup(settingsData map[string][]byte) sso.SecretLookup {
-	return func(ctx context.Context, name, key string) (string, error) {
-		data := settingsData
-		if name != SecretName {
-			var sec corev1.Secret
-			if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &sec); err != nil {
-				return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, name, err)
+	return func(ctx context.Context, ref settings.SecretRef) (string, error) {
+		sec := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: SecretName}, Data: settingsData}
+		if ref.Secret != SecretName {
+			if err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: ref.Secret}, &sec); err != nil {
+				return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, ref.Secret, err)
 			}
-			if sec.Labels["app.kubernetes.io/part-of"] != "argocd" {
-				return "", fmt.Errorf("secret %s/%s lacks the label app.kubernetes.io/part-of=argocd", s.Namespace, name)
-			}
-			data = sec.Data
 		}
-		v, ok := data[key]
-		if !ok {
-			return "", fmt.Errorf("secret %s/%s has no key %q", s.Namespace, name, key)
-		}
-		return string(v), nil
+		return ref.Value(&sec)
 	}
 }
 

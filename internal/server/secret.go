@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/wavecd/wavecd/internal/settings"
 )
 
 // MaxPayloadSizeKey is the argocd-cm key that caps a webhook body, in MB
@@ -41,11 +43,11 @@ func MaxWebhookBytes(ctx context.Context, r client.Reader, namespace string) (in
 
 // Settings Secret names and keys, as in Argo CD.
 const (
-	SettingsSecretName = "argocd-secret"
+	SettingsSecretName = settings.Secret
 	GitHubSecretKey    = "webhook.github.secret"
 	// PartOfLabel must be "argocd" on a Secret that a `$name:key` value
 	// points into.
-	PartOfLabel = "app.kubernetes.io/part-of"
+	PartOfLabel = settings.PartOfLabel
 )
 
 // SettingsSecret reads webhook secrets from Secret argocd-secret in
@@ -57,35 +59,34 @@ type SettingsSecret struct {
 }
 
 // GitHubWebhookSecret returns webhook.github.secret, or "" when the Secret
-// or the key is absent.
+// or the key is absent; a `$` reference is read where it points
+// (settings.SecretRef).
 func (s SettingsSecret) GitHubWebhookSecret(ctx context.Context) (string, error) {
-	val, err := s.read(ctx, SettingsSecretName, GitHubSecretKey, false)
-	if err != nil || !strings.HasPrefix(val, "$") {
-		return val, err
-	}
-	name, key, ok := strings.Cut(val[1:], ":")
-	if !ok || name == "" || key == "" {
-		return "", fmt.Errorf("%s in secret %s: a reference must look like $secret-name:key", GitHubSecretKey, SettingsSecretName)
-	}
-	return s.read(ctx, name, key, true)
-}
-
-func (s SettingsSecret) read(ctx context.Context, name, key string, referenced bool) (string, error) {
 	var sec corev1.Secret
-	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, &sec)
-	switch {
-	case apierrors.IsNotFound(err) && !referenced:
+	err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: SettingsSecretName}, &sec)
+	if apierrors.IsNotFound(err) {
 		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, name, err)
-	case referenced && sec.Labels[PartOfLabel] != "argocd":
-		return "", fmt.Errorf("secret %s/%s is referenced by %s but lacks the label %s=argocd", s.Namespace, name, GitHubSecretKey, PartOfLabel)
 	}
-	if b, ok := sec.Data[key]; ok {
-		return string(b), nil
+	if err != nil {
+		return "", fmt.Errorf("read Secret %s/%s: %w", s.Namespace, SettingsSecretName, err)
 	}
-	if referenced {
-		return "", fmt.Errorf("secret %s/%s has no key %q", s.Namespace, name, key)
+	val := string(sec.Data[GitHubSecretKey])
+	ref, isRef, err := settings.ParseSecretRef(val)
+	if !isRef {
+		return val, nil
 	}
-	return "", nil
+	if err != nil {
+		return "", fmt.Errorf("%s in secret %s: %w", GitHubSecretKey, SettingsSecretName, err)
+	}
+	if ref.Secret != SettingsSecretName {
+		sec = corev1.Secret{}
+		if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: ref.Secret}, &sec); err != nil {
+			return "", fmt.Errorf("%s in secret %s: read Secret %s/%s: %w", GitHubSecretKey, SettingsSecretName, s.Namespace, ref.Secret, err)
+		}
+	}
+	v, err := ref.Value(&sec)
+	if err != nil {
+		return "", fmt.Errorf("%s in secret %s: %w", GitHubSecretKey, SettingsSecretName, err)
+	}
+	return v, nil
 }

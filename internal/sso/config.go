@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/wavecd/wavecd/internal/settings"
 )
 
 // Keys of argocd-cm.
@@ -56,12 +58,8 @@ type Config struct {
 	threshold time.Duration
 }
 
-// SecretLookup resolves a `$` reference: name is the Secret (argocd-secret
-// for `$key`), key its key.
-type SecretLookup func(ctx context.Context, name, key string) (string, error)
-
-// SettingsSecretName is the Secret a `$key` reference reads.
-const SettingsSecretName = "argocd-secret"
+// SecretLookup reads a `$` reference's value.
+type SecretLookup func(ctx context.Context, ref settings.SecretRef) (string, error)
 
 // ParseConfig reads oidc.config and url from argocd-cm's data. No
 // oidc.config is (nil, nil): SSO is off. An error names the key and the
@@ -119,22 +117,20 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// resolve reads a `$` reference; any other value is itself.
+// resolve reads a `$` reference (settings.SecretRef); any other value is
+// itself.
 func resolve(ctx context.Context, v string, lookup SecretLookup) (string, error) {
-	if !strings.HasPrefix(v, "$") {
+	ref, isRef, err := settings.ParseSecretRef(v)
+	if !isRef {
 		return v, nil
 	}
-	name, key := SettingsSecretName, v[1:]
-	if n, k, ok := strings.Cut(v[1:], ":"); ok {
-		name, key = n, k
-	}
-	if name == "" || key == "" {
-		return "", fmt.Errorf("%q is not a reference of the form $key or $secret-name:key", v)
+	if err != nil {
+		return "", err
 	}
 	if lookup == nil {
 		return "", fmt.Errorf("%q references a Secret, and no Secrets can be read", v)
 	}
-	return lookup(ctx, name, key)
+	return lookup(ctx, ref)
 }
 
 // Scopes are the scopes requested at sign-in.

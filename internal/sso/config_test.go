@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/sso"
 )
 
 func TestParseConfig(t *testing.T) {
 	secrets := map[string]string{"argocd-secret/oidc.clientSecret": "s3", "okta/secret": "s4"}
-	lookup := func(_ context.Context, name, key string) (string, error) {
-		if v, ok := secrets[name+"/"+key]; ok {
+	lookup := func(_ context.Context, ref settings.SecretRef) (string, error) {
+		if v, ok := secrets[ref.Secret+"/"+ref.Key]; ok {
 			return v, nil
 		}
-		return "", errors.New("secret " + name + " has no key " + key)
+		return "", errors.New("secret " + ref.Secret + " has no key " + ref.Key)
 	}
 	base := "issuer: https://idp.example.test\nclientID: wavecd\n"
 	cases := map[string]struct {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavecd/wavecd/internal/settings"
 	"github.com/wavecd/wavecd/internal/sso"
 	"github.com/wavecd/wavecd/internal/testenv/idp"
 )
@@ -39,9 +40,9 @@ func config(t *testing.T, p *idp.Provider, extra string) *sso.Config {
 		"url":         serverURL,
 		"oidc.config": "name: Example\nissuer: " + p.Issuer + "\nclientID: wavecd\nclientSecret: $oidc.clientSecret\n" + extra,
 	}
-	cfg, err := sso.ParseConfig(context.Background(), data, func(_ context.Context, name, key string) (string, error) {
-		if name != "argocd-secret" || key != "oidc.clientSecret" {
-			t.Fatalf("lookup of %s:%s", name, key)
+	cfg, err := sso.ParseConfig(context.Background(), data, func(_ context.Context, ref settings.SecretRef) (string, error) {
+		if ref != (settings.SecretRef{Secret: "argocd-secret", Key: "oidc.clientSecret"}) {
+			t.Fatalf("lookup of %+v", ref)
 		}
 		return "wavecd-secret", nil
 	})
