@@ -322,11 +322,12 @@ func (a *API) deleteApp(w http.ResponseWriter, r *http.Request, s *session) {
 	if app == nil {
 		return
 	}
-	a.deleted.add(app.Namespace, app.Name, raw.Object)
 	err := (&appclient.Delete{Client: a.appClientIn(s, app.Namespace), Name: app.Name, Cascade: cascade, Propagation: q.Get("propagationPolicy")}).Run(r.Context())
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
 	}
+	// Before the answer, so that a client's watch after it finds it.
+	a.deleted.add(app.Namespace, app.Name, raw.Object)
 	writeJSON(w, http.StatusOK, map[string]any{})
 }
