@@ -194,12 +194,7 @@ func syncSteps(t *testing.T, tg target) {
 	run := func(steps []step) {
 		t.Helper()
 		for _, s := range steps {
-			out, code := argocd(t, tg, config, s.args...)
-			name := strings.ReplaceAll(strings.Join(s.args, " "), tg.password(), "***")
-			if code != s.exit || s.want != "" && !regexp.MustCompile(s.want).MatchString(out) {
-				t.Fatalf("argocd %s: exit %d (want %d), output:\n%s\nwant it to match %q\nthe controller's log ends:\n%s",
-					name, code, s.exit, out, s.want, tail(filepath.Join(env.logs, tg.controllerLog)))
-			}
+			mustStep(t, tg, config, s)
 		}
 	}
 	cm := `ConfigMap +` + name + ` +hello +`
@@ -274,13 +269,7 @@ func terminateSteps(t *testing.T, tg target) {
 	config := filepath.Join(t.TempDir(), "config")
 	run := func(s step) string {
 		t.Helper()
-		out, code := argocd(t, tg, config, s.args...)
-		if code != s.exit || s.want != "" && !regexp.MustCompile(s.want).MatchString(out) {
-			t.Fatalf("argocd %s: exit %d (want %d), output:\n%s\nwant it to match %q\nthe controller's log ends:\n%s",
-				strings.ReplaceAll(strings.Join(s.args, " "), tg.password(), "***"), code, s.exit, out, s.want,
-				tail(filepath.Join(env.logs, tg.controllerLog)))
-		}
-		return out
+		return mustStep(t, tg, config, s)
 	}
 	run(step{args: []string{"login", tg.addr(), "--username", "admin", "--password", tg.password()}})
 	run(step{args: []string{"app", "create", "slow", "--repo", repo, "--path", "app", "--dest-server", "https://kubernetes.default.svc", "--dest-namespace", name}})
@@ -315,4 +304,17 @@ func terminateSteps(t *testing.T, tg target) {
 			t.Errorf("the controller's log should warn of Argo CD's CRD once and have no unknown field:\n%s", tail(filepath.Join(env.logs, tg.controllerLog)))
 		}
 	}
+}
+
+// mustStep runs one step against tg and ends the test, with the tail of
+// tg's controller log, when its exit code or output is not as expected.
+func mustStep(t *testing.T, tg target, config string, s step) string {
+	t.Helper()
+	out, code := argocd(t, tg, config, s.args...)
+	if code != s.exit || s.want != "" && !regexp.MustCompile(s.want).MatchString(out) {
+		t.Fatalf("argocd %s: exit %d (want %d), output:\n%s\nwant it to match %q\nthe controller's log ends:\n%s",
+			strings.ReplaceAll(strings.Join(s.args, " "), tg.password(), "***"), code, s.exit, out, s.want,
+			tail(filepath.Join(env.logs, tg.controllerLog)))
+	}
+	return out
 }
