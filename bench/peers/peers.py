@@ -141,26 +141,29 @@ def serve_git(root):
 
 
 def proc_stat(pid):
-    """CPU seconds, resident and peak resident MiB of one process."""
+    """CPU seconds, resident, resident anonymous (heap, stacks: not the
+    executable's pages) and peak resident MiB of one process."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             parts = f.read().rsplit(")", 1)[1].split()
-        out = {"cpu_s": (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK"), "rss_mib": 0.0, "peak_rss_mib": 0.0}
+        out = {"cpu_s": (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK"), "rss_mib": 0.0, "rss_anon_mib": 0.0, "peak_rss_mib": 0.0}
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 key, _, val = line.partition(":")
                 if key == "VmRSS":
                     out["rss_mib"] = int(val.split()[0]) / 1024
+                elif key == "RssAnon":
+                    out["rss_anon_mib"] = int(val.split()[0]) / 1024
                 elif key == "VmHWM":
                     out["peak_rss_mib"] = int(val.split()[0]) / 1024
         return out
     except (OSError, IndexError, ValueError):
-        return {"cpu_s": 0.0, "rss_mib": 0.0, "peak_rss_mib": 0.0}
+        return {"cpu_s": 0.0, "rss_mib": 0.0, "rss_anon_mib": 0.0, "peak_rss_mib": 0.0}
 
 
 def total(procs):
     stats = [proc_stat(p.pid) for p in procs.values()]
-    return {k: sum(s[k] for s in stats) for k in ("cpu_s", "rss_mib", "peak_rss_mib")}
+    return {k: sum(s[k] for s in stats) for k in ("cpu_s", "rss_mib", "rss_anon_mib", "peak_rss_mib")}
 
 
 def requests_total(metrics_text):
@@ -536,6 +539,7 @@ def run_engine(eng, args, repo_dir, repo_url, work):
             "rss_mib": round(at_done["rss_mib"], 1),
             "peak_rss_mib": round(idle1["peak_rss_mib"], 1),
             "rss_settled_mib": round(idle1["rss_mib"], 1),
+            "rss_anon_settled_mib": round(idle1["rss_anon_mib"], 1),
             "idle_pct": round(idle_pct, 2),
             "requests_per_app": round((done_requests - base_requests) / args.apps, 2),
             "cpu_ms_per_app": round((at_done["cpu_s"] - before["cpu_s"]) * 1000 / args.apps, 2),
@@ -556,6 +560,7 @@ def run_engine(eng, args, repo_dir, repo_url, work):
 FIGURES = [("seconds", "time to all ready (s)"), ("cpu_s", "CPU from the root's creation until then (s)"),
            ("cpu_total_s", "CPU since the engine started (s)"), ("rss_mib", "RSS then (MiB)"),
            ("peak_rss_mib", "peak RSS (MiB, sum of processes)"), ("rss_settled_mib", "settled RSS (MiB)"),
+           ("rss_anon_settled_mib", "settled anonymous RSS (MiB: heap, stacks)"),
            ("idle_pct", "idle CPU (% of a core)"), ("requests_per_app", "API requests per app (all clients)"),
            ("cpu_ms_per_app", "CPU per app (ms)"), ("rss_settled_kib_per_app", "settled RSS per app (KiB)")]
 

@@ -135,7 +135,7 @@ func (a *controllerAction) Run(ctx context.Context) error {
 		return err
 	}
 	a.opts.Metrics = metrics
-	a.opts.TuneGC = true // this process runs the controller
+	a.opts.TuneProcess = true // this process runs the controller
 	a.opts.ArgoCDCRD = argoCDCRD(ctx, cfg)
 	kube.CountRequests(cfg, metrics.ObserveKubeRequest)
 	ctrl, err := controller.New(cfg, a.opts)

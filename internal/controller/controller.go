@@ -90,10 +90,11 @@ type Options struct {
 	// PprofAddr serves Go's profiling endpoints there when set (off by
 	// default; for benchmarks and debugging).
 	PprofAddr string
-	// TuneGC sets the collector's percent for a controller (gcpercent.go),
-	// which is the process's: for a process that runs one controller (wavecd
-	// controller), not for tests that run many.
-	TuneGC bool
+	// TuneProcess sets the collector's percent for a controller (gcpercent.go)
+	// and lets it release its executable's idle pages (filepages_linux.go),
+	// which are the process's: for a process that runs one controller
+	// (wavecd controller), not for tests that run many.
+	TuneProcess bool
 	// Now is the controller's clock for sync windows, conditions and
 	// operation times (default time.Now). Tests move it to cross a sync
 	// window's edge without waiting for the minute cron schedules count in;
@@ -281,8 +282,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	defer c.broadcaster.Shutdown()
 	c.rec.life.set(ctx)
 	c.rec.targets.Start(ctx, c.rec.router.onNewInformer)
-	go newMemoryTrimmer(&c.rec.activity, c.rec.syncing).run(ctx)
-	if c.rec.opts.TuneGC {
+	go newMemoryTrimmer(&c.rec.activity, c.rec.syncing, trimOptions{Files: c.rec.opts.TuneProcess}).run(ctx)
+	if c.rec.opts.TuneProcess {
 		go holdGCPercent(ctx)
 	}
 	if err := c.rec.comparer.LoadMirrors(ctx); err != nil {

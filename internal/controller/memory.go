@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"log/slog"
 	"runtime/debug"
 	runtimemetrics "runtime/metrics"
 	"sync/atomic"
@@ -38,28 +39,46 @@ type memoryTrimmer struct {
 	free func() uint64
 	// release returns it.
 	release func()
+	// releaseFiles, when set, hands back the resident pages of the
+	// process's executable (filepages_linux.go) on the first idle tick
+	// after the start and after every busy interval: what start-up or a
+	// burst touched once and no longer uses.
+	releaseFiles func() error
+	// filesDue is whether work ran since the files' pages were released.
+	filesDue bool
 }
 
 // run trims after every idle interval until ctx ends.
-func (m memoryTrimmer) run(ctx context.Context) {
+func (m *memoryTrimmer) run(ctx context.Context) {
 	t := time.NewTicker(m.interval)
 	defer t.Stop()
+	m.filesDue = true // start-up's pages
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			m.tick()
+			if err := m.tick(); err != nil {
+				slog.Debug("keeping the executable's resident pages", "reason", err.Error())
+			}
 		}
 	}
 }
 
 // tick releases free memory when the controller was idle.
-func (m memoryTrimmer) tick() {
-	if m.busy() || m.free() < memoryTrimMin {
-		return
+func (m *memoryTrimmer) tick() error {
+	if m.busy() {
+		m.filesDue = true
+		return nil
 	}
-	m.release()
+	if m.free() >= memoryTrimMin {
+		m.release()
+	}
+	if !m.filesDue || m.releaseFiles == nil {
+		return nil
+	}
+	m.filesDue = false
+	return m.releaseFiles()
 }
 
 // activity counts the controller's work, for memoryTrimmer.
@@ -104,13 +123,24 @@ func trimBusy(reconciles int64, syncing bool) bool {
 	return syncing || reconciles >= memoryTrimBusy
 }
 
+// trimOptions say what a memoryTrimmer may hand back.
+type trimOptions struct {
+	// Files also releases the resident pages of the executable, which are
+	// the process's: for a process that runs one controller.
+	Files bool
+}
+
 // newMemoryTrimmer trims the process of a controller whose reconciles
 // activity counts and in which syncing says whether a sync runs.
-func newMemoryTrimmer(activity *activity, syncing func() bool) memoryTrimmer {
-	return memoryTrimmer{
+func newMemoryTrimmer(activity *activity, syncing func() bool, opts trimOptions) *memoryTrimmer {
+	m := &memoryTrimmer{
 		interval: memoryTrimInterval,
 		busy:     func() bool { return trimBusy(activity.since(), syncing()) },
 		free:     heapReclaimable,
 		release:  debug.FreeOSMemory,
 	}
+	if opts.Files {
+		m.releaseFiles = releaseFilePages
+	}
+	return m
 }

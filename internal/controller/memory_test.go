@@ -26,9 +26,47 @@ func TestMemoryTrimmer(t *testing.T) {
 				free:    func() uint64 { return tc.free },
 				release: func() { released = true },
 			}
-			m.tick()
+			if err := m.tick(); err != nil {
+				t.Fatal(err)
+			}
 			if released != tc.release {
 				t.Errorf("released = %v, want %v", released, tc.release)
+			}
+		})
+	}
+}
+
+// TestMemoryTrimmerFiles: the executable's pages go back on the first idle
+// tick after the start and after each busy interval, once: an idle
+// controller does not release, and fault back, its working pages every
+// interval.
+func TestMemoryTrimmerFiles(t *testing.T) {
+	tests := map[string]struct {
+		busy []bool // one tick each
+		want []bool // whether the tick released the files' pages
+	}{
+		"start-up's pages on the first idle tick": {busy: []bool{false, false, false}, want: []bool{true, false, false}},
+		"not while busy":      {busy: []bool{true, true}, want: []bool{false, false}},
+		"after a burst, once": {busy: []bool{false, true, false, false}, want: []bool{true, false, true, false}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var busy, released bool
+			m := memoryTrimmer{
+				busy:         func() bool { return busy },
+				free:         func() uint64 { return 0 },
+				release:      func() { t.Error("released a heap with nothing free") },
+				releaseFiles: func() error { released = true; return nil },
+				filesDue:     true, // as run starts it
+			}
+			for i, b := range tc.busy {
+				busy, released = b, false
+				if err := m.tick(); err != nil {
+					t.Fatal(err)
+				}
+				if released != tc.want[i] {
+					t.Errorf("tick %d (busy %v): released the files' pages = %v, want %v", i, b, released, tc.want[i])
+				}
 			}
 		})
 	}
